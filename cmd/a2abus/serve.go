@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2abus/a2abus/edge"
+	"github.com/a2abus/a2abus/engine"
+	"github.com/a2abus/a2abus/projections"
+	"github.com/a2abus/a2abus/tasklog"
+	"github.com/a2abus/a2abus/workers"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+// ServeConfig is the configuration of a2abus serve.
+type ServeConfig struct {
+	Data          string
+	HTTP          string
+	NATSListen    string
+	NATSURL       string
+	NoDemo        bool
+	PublicURL     string
+	LogLevel      string
+	WorkerAckWait time.Duration
+	MaxBody       int64
+	ViewCache     int
+	MaxAge        time.Duration
+	Replicas      int
+}
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (ServeConfig, error) {
+	var c ServeConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Data, "data", "./data", "directory of the embedded JetStream store")
+	fs.StringVar(&c.HTTP, "http", "127.0.0.1:8080", "HTTP listen address of the A2A API")
+	fs.StringVar(&c.NATSListen, "nats-listen", "127.0.0.1:4222", "client listen address of the embedded NATS server, for external workers")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "connect to this NATS/JetStream instead of embedding one")
+	fs.BoolVar(&c.NoDemo, "no-demo", false, "do not run the built-in demo agent")
+	fs.StringVar(&c.PublicURL, "public-url", "", "URL clients reach the API at, for the agent card (default: from each request's Host)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&c.WorkerAckWait, "worker-ack-wait", 30*time.Second, "how long a demo work item may go without a heartbeat before it is redelivered")
+	fs.Int64Var(&c.MaxBody, "max-body", edge.DefaultMaxBodyBytes, "maximum request body in bytes")
+	fs.IntVar(&c.ViewCache, "view-cache", 10000, "task views cached per edge")
+	fs.DurationVar(&c.MaxAge, "max-age", 0, "how long events are kept (0: forever)")
+	fs.IntVar(&c.Replicas, "replicas", 1, "stream replicas (3 on a NATS cluster)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: a2abus serve [flags]\n\nEvery flag can also be set as A2ABUS_<FLAG> in the environment\n(upper case, dashes as underscores: A2ABUS_HTTP, A2ABUS_NATS_URL).\nFlags on the command line win.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "A2ABUS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" {
+			if err := f.Value.Set(v); err != nil && envErr == nil {
+				envErr = fmt.Errorf("%s=%q: %w", name, v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	return c, nil
+}
+
+// Serve runs the server until ctx ends, then shuts down in order: HTTP,
+// the demo worker, the feed, the snapshot writer, the NATS connection
+// (drained), and last the embedded NATS server.
+func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
+
+	var ns *server.Server
+	var nc *nats.Conn
+	var err error
+	closed := make(chan struct{})
+	onClosed := nats.ClosedHandler(func(*nats.Conn) { close(closed) })
+	if c.NATSURL == "" {
+		ns, err = startNATS(c, logger)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			ns.Shutdown()
+			ns.WaitForShutdown()
+			logger.Info("nats server stopped")
+		}()
+		nc, err = nats.Connect(ns.ClientURL(), nats.InProcessServer(ns), nats.Name("a2abus-edge"), onClosed)
+	} else {
+		nc, err = nats.Connect(c.NATSURL, nats.Name("a2abus-edge"), nats.MaxReconnects(-1), onClosed)
+	}
+	if err != nil {
+		return fmt.Errorf("connect to nats: %w", err)
+	}
+	defer func() {
+		if err := nc.Drain(); err != nil {
+			logger.Warn("drain nats connection", "err", err)
+		}
+		<-closed
+	}()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ecfg := engine.DefaultConfig()
+	ecfg.MaxAge = c.MaxAge
+	ecfg.Replicas = c.Replicas
+	if err := engine.Provision(ctx, js, ecfg); err != nil {
+		return err
+	}
+	log := tasklog.New(nc, js, ecfg.EventsStream)
+	kv, err := js.KeyValue(ctx, ecfg.SnapshotBucket)
+	if err != nil {
+		return err
+	}
+	views := projections.NewViews(log, kv, c.ViewCache, logger.With("component", "views"))
+	defer views.Close()
+	index := projections.NewIndex()
+	feed, err := projections.StartFeed(ctx, js, log, index, logger.With("component", "feed"))
+	if err != nil {
+		return err
+	}
+	defer feed.Stop()
+	if err := index.Load(ctx, js, ecfg.EventsStream); err != nil {
+		return err
+	}
+	eng, err := engine.New(ctx, js, log, views, ecfg)
+	if err != nil {
+		return err
+	}
+	if !c.NoDemo {
+		wcfg := workers.DefaultConfig()
+		wcfg.Stream = ecfg.EventsStream
+		wcfg.AckWait = c.WorkerAckWait
+		w, err := workers.New(nc, js, wcfg, workers.Demo, logger.With("component", "demo-agent"))
+		if err != nil {
+			return err
+		}
+		if err := w.Start(ctx); err != nil {
+			return err
+		}
+		defer w.Stop()
+	}
+
+	h := edge.New(edge.Config{Card: demoCard(c.PublicURL, !c.NoDemo), MaxBodyBytes: c.MaxBody, Logger: logger.With("component", "edge")}, eng, views, feed, index)
+	ln, err := net.Listen("tcp", c.HTTP)
+	if err != nil {
+		return fmt.Errorf("listen http: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	logger.Info("http listening", "addr", ln.Addr().String(), "version", Version)
+	logger.Info("ready")
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("http shutdown", "err", err)
+	}
+	return nil
+}
+
+func startNATS(c ServeConfig, logger *slog.Logger) (*server.Server, error) {
+	host, portStr, err := net.SplitHostPort(c.NATSListen)
+	if err != nil {
+		return nil, fmt.Errorf("--nats-listen: %w", err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("--nats-listen: %w", err)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	if err := os.MkdirAll(c.Data, 0o755); err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	ns, err := server.NewServer(&server.Options{
+		ServerName: "a2abus",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   filepath.Join(c.Data, "jetstream"),
+		NoSigs:     true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("embedded nats: not ready after 30s")
+	}
+	logger.Info("nats listening", "url", ns.ClientURL(), "store", filepath.Join(c.Data, "jetstream"))
+	return ns, nil
+}
+
+func demoCard(publicURL string, demo bool) a2a.AgentCard {
+	card := a2a.AgentCard{
+		Name:        "a2abus",
+		Description: "A durable A2A server on NATS JetStream.",
+		Version:     Version,
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: publicURL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+		},
+		Provider:           &a2a.AgentProvider{Org: "a2abus", URL: "https://github.com/a2abus/a2abus"},
+		Capabilities:       a2a.AgentCapabilities{},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills:             []a2a.AgentSkill{},
+	}
+	if demo {
+		card.Name = "a2abus demo agent"
+		card.Description = "The a2abus demo agent: echo, ask (multi-turn) and slow (durable long-running) skills on a durable A2A server on NATS JetStream."
+		card.Skills = workers.DemoSkills()
+	}
+	return card
+}

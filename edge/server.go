@@ -1,0 +1,236 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2abus/a2abus/engine"
+	"github.com/a2abus/a2abus/projections"
+)
+
+// Config is the edge's configuration. The zero value of each field but
+// Card has a usable default.
+type Config struct {
+	// Card is the agent card served at /.well-known/agent-card.json. An
+	// interface URL left empty is filled from the request's host.
+	Card a2a.AgentCard
+	// MaxBodyBytes bounds a request body; default 1 MiB.
+	MaxBodyBytes int64
+	// Logger receives request errors; default slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultMaxBodyBytes is the request size limit when Config leaves it 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Handler serves the A2A API over HTTP.
+type Handler struct {
+	cfg    Config
+	engine *engine.Engine
+	views  *projections.Views
+	feed   *projections.Feed
+	index  *projections.Index
+	mux    *http.ServeMux
+	logger *slog.Logger
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New returns the edge handler.
+func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *projections.Feed, index *projections.Index) *Handler {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	h := &Handler{cfg: cfg, engine: eng, views: views, feed: feed, index: index, logger: cfg.Logger}
+	h.mux = http.NewServeMux()
+	h.mux.HandleFunc("POST /{$}", h.serveJSONRPC)
+	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveCard)
+	h.mux.HandleFunc("OPTIONS /.well-known/agent-card.json", h.serveCard)
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Allow-Headers", "*")
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	card := h.card(r)
+	b, err := json.Marshal(card)
+	if err != nil {
+		h.logger.Error("encode agent card", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(b)
+}
+
+// card returns the configured card with empty interface URLs filled from
+// the request.
+func (h *Handler) card(r *http.Request) a2a.AgentCard {
+	card := h.cfg.Card
+	ifaces := make([]*a2a.AgentInterface, len(card.SupportedInterfaces))
+	for i, in := range card.SupportedInterfaces {
+		c := *in
+		if c.URL == "" {
+			c.URL = baseURL(r) + "/"
+		}
+		ifaces[i] = &c
+	}
+	card.SupportedInterfaces = ifaces
+	return card
+}
+
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host
+}
+
+// rpcRequest is a JSON-RPC 2.0 request envelope.
+type rpcRequest struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+type rpcError struct {
+	Code    int         `json:"code"`
+	Message string      `json:"message"`
+	Data    []errorInfo `json:"data,omitempty"`
+}
+
+var nullID = json.RawMessage("null")
+
+func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.writeError(w, nullID, invalidRequest(fmt.Sprintf("request body exceeds %d bytes", h.cfg.MaxBodyBytes)))
+			return
+		}
+		h.writeError(w, nullID, &Error{Code: codeParseError, Message: "Parse error: could not read the request body", Err: err})
+		return
+	}
+	trimmed := bytes.TrimSpace(body)
+	if !json.Valid(trimmed) {
+		h.writeError(w, nullID, &Error{Code: codeParseError, Message: "Parse error: the body is not valid JSON"})
+		return
+	}
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		h.writeError(w, nullID, invalidRequest("the body must be one JSON-RPC request object (batches are not supported)"))
+		return
+	}
+	var req rpcRequest
+	if err := json.Unmarshal(trimmed, &req); err != nil {
+		h.writeError(w, nullID, invalidRequest(err.Error()))
+		return
+	}
+	id, perr := checkID(req.ID)
+	if perr != nil {
+		h.writeError(w, nullID, perr)
+		return
+	}
+	if string(req.JSONRPC) != `"2.0"` {
+		h.writeError(w, id, invalidRequest(`"jsonrpc" must be "2.0"`))
+		return
+	}
+	var method string
+	if len(req.Method) == 0 || json.Unmarshal(req.Method, &method) != nil || method == "" {
+		h.writeError(w, id, invalidRequest(`"method" must be a non-empty string`))
+		return
+	}
+	if perr := checkVersion(r); perr != nil {
+		h.writeError(w, id, perr)
+		return
+	}
+	result, perr := h.call(r, method, req.Params)
+	if perr != nil {
+		h.writeError(w, id, perr)
+		return
+	}
+	h.write(w, rpcResponse{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+// checkID accepts a string or number id.
+func checkID(raw json.RawMessage) (json.RawMessage, *Error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return nil, invalidRequest(`"id" is required (notifications are not supported)`)
+	}
+	switch t[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return t, nil
+	}
+	return nil, invalidRequest(`"id" must be a string or a number`)
+}
+
+// checkVersion answers -32009 for an A2A-Version this edge does not serve.
+func checkVersion(r *http.Request) *Error {
+	v := r.Header.Get(a2a.SvcParamVersion)
+	if v == "" {
+		v = r.URL.Query().Get(a2a.SvcParamVersion)
+	}
+	if v == "" {
+		return nil
+	}
+	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
+	mm := parts[0]
+	if len(parts) > 1 {
+		mm += "." + parts[1]
+	}
+	if mm == "1.0" || mm == "1" {
+		return nil
+	}
+	return &Error{Code: codeVersionNotSupported, Message: fmt.Sprintf("This version is not supported: A2A-Version %q; this server speaks 1.0", v),
+		Metadata: map[string]string{"requestedVersion": v, "supportedVersions": "1.0"}}
+}
+
+func (h *Handler) writeError(w http.ResponseWriter, id json.RawMessage, e *Error) {
+	if e.Code == codeInternal {
+		h.logger.Error("request failed", "err", e.Err)
+	}
+	h.write(w, rpcResponse{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.info()}})
+}
+
+func (h *Handler) write(w http.ResponseWriter, resp rpcResponse) {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		h.logger.Error("encode response", "err", err)
+		b, _ = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: resp.ID, Error: &rpcError{Code: codeInternal, Message: "Internal error"}})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
