@@ -44,6 +44,11 @@ type ServeConfig struct {
 	ViewCache     int
 	MaxAge        time.Duration
 	Replicas      int
+
+	// OnReady, if set, is called once the server accepts requests, with
+	// the HTTP address and the NATS client URL. Tests use it; there is no
+	// flag for it.
+	OnReady func(httpAddr, natsURL string)
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (ServeConfig, error) {
@@ -178,7 +183,14 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	logger.Info("http listening", "addr", ln.Addr().String(), "version", Version)
-	logger.Info("ready")
+	natsURL := c.NATSURL
+	if ns != nil {
+		natsURL = ns.ClientURL()
+	}
+	logger.Info("ready", "nats", natsURL)
+	if c.OnReady != nil {
+		c.OnReady(ln.Addr().String(), natsURL)
+	}
 
 	select {
 	case <-ctx.Done():
