@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -45,11 +46,12 @@ type Engine struct {
 	load   Loader
 	cfg    Config
 	stream jetstream.Stream
+	logger *slog.Logger
 }
 
 // New returns an engine writing through log and reading views through
 // load. The streams must be provisioned ([Provision]).
-func New(ctx context.Context, js jetstream.JetStream, log *tasklog.Log, load Loader, cfg Config) (*Engine, error) {
+func New(ctx context.Context, js jetstream.JetStream, log *tasklog.Log, load Loader, cfg Config, logger *slog.Logger) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -57,7 +59,7 @@ func New(ctx context.Context, js jetstream.JetStream, log *tasklog.Log, load Loa
 	if err != nil {
 		return nil, fmt.Errorf("engine: stream %s: %w", cfg.EventsStream, err)
 	}
-	return &Engine{log: log, js: js, load: load, cfg: cfg, stream: st}, nil
+	return &Engine{log: log, js: js, load: load, cfg: cfg, stream: st, logger: logger}, nil
 }
 
 // SendCommand is a client message to the agent.
@@ -137,7 +139,7 @@ func (e *Engine) Send(ctx context.Context, cmd SendCommand) (SendResult, error) 
 		Body:   &events.Created{Task: task, Dialect: cmd.Dialect},
 	}
 	seq, err := e.log.Append(ctx, ev, 0, true)
-	if errors.Is(err, tasklog.ErrConflict) {
+	if errors.Is(err, tasklog.ErrConflict) || errors.Is(err, tasklog.ErrDuplicate) {
 		// Created by a concurrent retry of the same request.
 		v, lerr := e.load.Load(ctx, cmd.Tenant, id)
 		if lerr != nil {
@@ -193,7 +195,7 @@ func (e *Engine) sendInput(ctx context.Context, tenant string, msg *a2a.Message)
 		if errors.Is(err, tasklog.ErrConflict) {
 			continue
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, tasklog.ErrDuplicate) {
 			return SendResult{}, err
 		}
 		ev.Seq = seq
@@ -241,7 +243,7 @@ func (e *Engine) Cancel(ctx context.Context, tenant string, id a2a.TaskID, metad
 		if errors.Is(err, tasklog.ErrConflict) {
 			continue
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, tasklog.ErrDuplicate) {
 			return nil, err
 		}
 		ev.Seq = seq
@@ -271,7 +273,9 @@ func decideCancel(v *events.View) error {
 	return nil
 }
 
-func idemSubject(tenant, messageID string) string {
+// IdemSubject returns the subject of the idempotency claim of a client
+// messageId: a2a.idem.<tenant>.<first 128 bits of sha256 in hex>.
+func IdemSubject(tenant, messageID string) string {
 	h := sha256.Sum256([]byte(tenant + "\x00" + messageID))
 	return events.IdemPrefix + tenant + "." + hex.EncodeToString(h[:16])
 }
@@ -279,7 +283,7 @@ func idemSubject(tenant, messageID string) string {
 // claim records that messageID belongs to task. It returns the task the id
 // belongs to and whether this call made the claim.
 func (e *Engine) claim(ctx context.Context, tenant, messageID string, task a2a.TaskID) (a2a.TaskID, bool, error) {
-	subj := idemSubject(tenant, messageID)
+	subj := IdemSubject(tenant, messageID)
 	_, err := e.js.Publish(ctx, subj, []byte(task),
 		jetstream.WithExpectLastSequencePerSubject(0),
 		jetstream.WithMsgTTL(e.cfg.IdempotencyTTL),
@@ -301,5 +305,7 @@ func (e *Engine) claim(ctx context.Context, tenant, messageID string, task a2a.T
 // with the same messageId is not mistaken for a replay. Failure to release
 // only means the claim lives until its TTL.
 func (e *Engine) release(ctx context.Context, tenant, messageID string) {
-	_ = e.stream.Purge(ctx, jetstream.WithPurgeSubject(idemSubject(tenant, messageID)))
+	if err := e.stream.Purge(ctx, jetstream.WithPurgeSubject(IdemSubject(tenant, messageID))); err != nil {
+		e.logger.Warn("release message id claim", "err", err)
+	}
 }

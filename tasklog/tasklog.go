@@ -38,6 +38,12 @@ import (
 // task already exists.
 var ErrConflict = errors.New("task head moved")
 
+// ErrDuplicate is returned by [Log.Append], with the sequence the event is
+// stored at, when an event with the same id was already appended after the
+// expected head: a retried publish. Writers for whom a retry is success
+// treat it so.
+var ErrDuplicate = errors.New("event already appended")
+
 // JetStream error codes for a failed expected-last-sequence check: 10071 on
 // single-replica streams, 10164 on replicated ones.
 const (
@@ -72,8 +78,9 @@ func (l *Log) Stream() string { return l.stream }
 
 // Append publishes ev if the task's head is head, and returns the new
 // head. With dedupe, ev.ID is sent as Nats-Msg-Id so a retried publish of
-// the same event is stored once. It returns an error wrapping
-// [ErrConflict] if the head moved.
+// the same event is stored once, and a retry that finds the event stored
+// after head returns its sequence and [ErrDuplicate]. It returns an error
+// wrapping [ErrConflict] if the head moved.
 func (l *Log) Append(ctx context.Context, ev events.Event, head uint64, dedupe bool) (uint64, error) {
 	m, err := events.Encode(ev)
 	if err != nil {
@@ -89,6 +96,13 @@ func (l *Log) Append(ctx context.Context, ev events.Event, head uint64, dedupe b
 	ack, err := l.js.PublishMsg(ctx, m, opts...)
 	if err != nil {
 		if IsWrongLastSequence(err) {
+			if dedupe {
+				// JetStream checks the head before the duplicate window, so
+				// a retry of a stored event conflicts: find it.
+				if seq, ok := l.find(ctx, ev, head); ok {
+					return seq, ErrDuplicate
+				}
+			}
 			return 0, fmt.Errorf("append %s to task %s at %d: %w", ev.Type, ev.TaskID, head, ErrConflict)
 		}
 		return 0, fmt.Errorf("append %s to task %s: %w", ev.Type, ev.TaskID, err)
@@ -96,6 +110,20 @@ func (l *Log) Append(ctx context.Context, ev events.Event, head uint64, dedupe b
 	// A duplicate (a retried publish already stored) acks with the
 	// sequence it was stored at, which is the head it made.
 	return ack.Sequence, nil
+}
+
+// find returns the sequence of the event with ev's id stored after head.
+func (l *Log) find(ctx context.Context, ev events.Event, head uint64) (uint64, bool) {
+	var found uint64
+	errFound := errors.New("found")
+	_, err := l.Read(ctx, ev.Tenant, ev.TaskID, head, 0, func(e events.Event) error {
+		if e.ID == ev.ID {
+			found = e.Seq
+			return errFound
+		}
+		return nil
+	})
+	return found, errors.Is(err, errFound)
 }
 
 // Head returns the sequence of the task's last event, or an error wrapping

@@ -126,7 +126,7 @@ func (t *Task) append(ctx context.Context, ev events.Event, dedupe bool) error {
 	}
 	for {
 		seq, err := t.w.log.Append(ctx, ev, t.head, dedupe)
-		if err == nil {
+		if err == nil || errors.Is(err, tasklog.ErrDuplicate) {
 			ev.Seq = seq
 			t.head = seq
 			nv := t.view.Clone()

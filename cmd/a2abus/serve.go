@@ -156,7 +156,7 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	if err := index.Load(ctx, js, ecfg.EventsStream); err != nil {
 		return err
 	}
-	eng, err := engine.New(ctx, js, log, views, ecfg)
+	eng, err := engine.New(ctx, js, log, views, ecfg, logger.With("component", "engine"))
 	if err != nil {
 		return err
 	}
