@@ -111,7 +111,7 @@ func startA2abus() (url string, stop func(), err error) {
 	if err := index.Load(ctx, js, ecfg.EventsStream); err != nil {
 		return "", nil, err
 	}
-	eng, err := engine.New(ctx, js, log, views, ecfg)
+	eng, err := engine.New(ctx, js, log, views, ecfg, logger.With("component", "engine"))
 	if err != nil {
 		return "", nil, err
 	}

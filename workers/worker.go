@@ -229,7 +229,7 @@ func (w *Worker) process(msg jetstream.Msg) {
 		}
 	}()
 	stopBeat := w.heartbeat(hctx, msg, logger)
-	herr := runHandler(hctx, w.handler, t)
+	herr := runHandler(hctx, w.handler, t, logger)
 	stopBeat()
 
 	switch {
@@ -254,11 +254,11 @@ func (w *Worker) settle(err error) {
 	}
 }
 
-func runHandler(ctx context.Context, h Handler, t *Task) (err error) {
+func runHandler(ctx context.Context, h Handler, t *Task, logger *slog.Logger) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("agent panic: %v", r)
-			slog.Error("agent panic", "task", t.ID(), "panic", r, "stack", string(debug.Stack()))
+			logger.Error("agent panic", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
 	return h(ctx, t)
