@@ -165,16 +165,16 @@ func startProc(t *testing.T, name, bin, data string) *proc {
 	select {
 	case httpAddr = <-addr:
 	case <-p.done:
-		t.Fatalf("%s exited before listening: %v\n%s", name, p.waitErr, p.log())
+		t.Fatalf("%s exited before listening: %v", name, p.waitErr)
 	case <-deadline.C:
-		t.Fatalf("%s: no \"http listening\" line after %v\n%s", name, readyTimeout, p.log())
+		t.Fatalf("%s: no \"http listening\" line after %v", name, readyTimeout)
 	}
 	select {
 	case <-ready:
 	case <-p.done:
-		t.Fatalf("%s exited before ready: %v\n%s", name, p.waitErr, p.log())
+		t.Fatalf("%s exited before ready: %v", name, p.waitErr)
 	case <-deadline.C:
-		t.Fatalf("%s: not ready after %v\n%s", name, readyTimeout, p.log())
+		t.Fatalf("%s: not ready after %v", name, readyTimeout)
 	}
 	p.URL = "http://" + httpAddr
 	return p

@@ -332,6 +332,21 @@ func TestE2ESendMessageBlockingEcho(t *testing.T) {
 	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
 		t.Errorf("GetTask state=%s artifacts=%d, want %s 1", got.Status.State, len(got.Artifacts), a2a.TaskStateCompleted)
 	}
+
+	// configuration.historyLength cuts the history of the result.
+	for _, n := range []int{0, 1} {
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+			Message: userText(fmt.Sprintf("echo history %d", n)),
+			Config:  &a2a.SendMessageConfig{HistoryLength: ptr(n)},
+		})
+		if err != nil {
+			t.Fatalf("SendMessage(historyLength %d)=%v", n, err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.History) != n || len(task.Artifacts) != 1 {
+			t.Errorf("SendMessage(historyLength %d)=%s, want COMPLETED with %d history messages and the artifact", n, jsonOf(t, res), n)
+		}
+	}
 }
 
 func TestE2EReturnImmediately(t *testing.T) {
@@ -672,6 +687,46 @@ func TestE2EListTasks(t *testing.T) {
 		}
 	})
 
+	t.Run("statusTimestampAfter in the future", func(t *testing.T) {
+		future := all[0].Status.Timestamp.Add(time.Hour)
+		resp, err := c.ListTasks(ctx, &a2a.ListTasksRequest{StatusTimestampAfter: &future})
+		if err != nil {
+			t.Fatalf("ListTasks()=%v", err)
+		}
+		if len(resp.Tasks) != 0 || resp.TotalSize != 0 || resp.NextPageToken != "" {
+			t.Errorf("statusTimestampAfter %v: %d tasks totalSize %d token %q, want none", future, len(resp.Tasks), resp.TotalSize, resp.NextPageToken)
+		}
+	})
+
+	t.Run("context and status", func(t *testing.T) {
+		for _, tt := range []struct {
+			state a2a.TaskState
+			want  int
+		}{{a2a.TaskStateCompleted, perContext}, {a2a.TaskStateInputRequired, 0}} {
+			resp, err := c.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: contexts[1], Status: tt.state, PageSize: 100})
+			if err != nil {
+				t.Fatalf("ListTasks()=%v", err)
+			}
+			if len(resp.Tasks) != tt.want || resp.TotalSize != tt.want {
+				t.Errorf("contextId and status %s: %d tasks totalSize %d, want %d", tt.state, len(resp.Tasks), resp.TotalSize, tt.want)
+			}
+		}
+	})
+
+	t.Run("explicit pageSize 0", func(t *testing.T) {
+		r := rawCall(ctx, t, ts, "ListTasks", map[string]any{"pageSize": 0})
+		if r.Error != nil {
+			t.Fatalf("ListTasks(pageSize 0) error %d %s", r.Error.Code, r.Error.Message)
+		}
+		var resp a2a.ListTasksResponse
+		if err := json.Unmarshal(r.Result, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Tasks) != 50 || resp.PageSize != 50 || resp.TotalSize != total {
+			t.Errorf("ListTasks(pageSize 0)=%d tasks pageSize %d totalSize %d, want 50 50 %d", len(resp.Tasks), resp.PageSize, resp.TotalSize, total)
+		}
+	})
+
 	t.Run("historyLength 0", func(t *testing.T) {
 		resp, err := c.ListTasks(ctx, &a2a.ListTasksRequest{HistoryLength: ptr(0), PageSize: 100})
 		if err != nil {
@@ -839,9 +894,11 @@ func TestE2EAskRoundTrip(t *testing.T) {
 		t.Fatalf("after the refused follow-up: state=%s history=%d, want INPUT_REQUIRED 2", got.Status.State, len(got.History))
 	}
 
-	answer := userText("Ada")
-	answer.TaskID, answer.ContextID = task.ID, task.ContextID
-	done := mustSend(ctx, t, c, answer, false)
+	// The refused message's id is free again: the corrected retry reuses it.
+	answer := *wrong
+	answer.Parts = a2a.ContentParts{a2a.NewTextPart("Ada")}
+	answer.ContextID = task.ContextID
+	done := mustSend(ctx, t, c, &answer, false)
 	if done.ID != task.ID || done.ContextID != task.ContextID {
 		t.Errorf("answer: task %s context %s, want %s %s", done.ID, done.ContextID, task.ID, task.ContextID)
 	}
@@ -897,6 +954,11 @@ func TestE2EFollowUpErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+	for _, id := range []a2a.TaskID{a2a.NewTaskID(), "no/such.task"} {
+		if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("GetTask(%q)=%v, want %v", id, err, a2a.ErrTaskNotFound)
+		}
 	}
 	if got := mustGet(ctx, t, c, &a2a.GetTaskRequest{ID: done.ID}); len(got.History) != 1 {
 		t.Errorf("terminal task history=%d messages, want 1 (unchanged)", len(got.History))
