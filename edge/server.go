@@ -228,7 +228,7 @@ func (h *Handler) write(w http.ResponseWriter, resp rpcResponse) {
 	b, err := json.Marshal(resp)
 	if err != nil {
 		h.logger.Error("encode response", "err", err)
-		b, _ = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: resp.ID, Error: &rpcError{Code: codeInternal, Message: "Internal error"}})
+		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

@@ -59,9 +59,9 @@ func (x *Index) Load(ctx context.Context, js jetstream.JetStream, stream string)
 	if err != nil {
 		return fmt.Errorf("load index: %w", err)
 	}
-	defer func() {
-		_ = js.DeleteConsumer(context.WithoutCancel(ctx), stream, cons.CachedInfo().Name)
-	}()
+	// The consumer is deleted when Load returns; if that fails, its
+	// InactiveThreshold removes it a minute later, so the error is moot.
+	defer js.DeleteConsumer(context.WithoutCancel(ctx), stream, cons.CachedInfo().Name) //nolint:errcheck
 	pending := cons.CachedInfo().NumPending
 	for pending > 0 {
 		batch, err := cons.Fetch(int(min(pending, 1000)), jetstream.FetchMaxWait(10*time.Second))
