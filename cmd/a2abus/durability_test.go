@@ -733,3 +733,11 @@ func TestServeHelp(t *testing.T) {
 		t.Errorf("serve --help does not mention the A2ABUS_ environment prefix:\n%s", help)
 	}
 }
+
+func TestServeFlagBeatsBadEnv(t *testing.T) {
+	env := map[string]string{"A2ABUS_WORKER_ACK_WAIT": "abc"}
+	c, err := parseServe([]string{"--worker-ack-wait", "3s"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || c.WorkerAckWait != 3*time.Second {
+		t.Errorf("parseServe(flag over bad env) = %v, %v; want 3s, no error", c.WorkerAckWait, err)
+	}
+}

@@ -8,6 +8,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +20,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Main(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	err := Main(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "a2abus:", err)
 		os.Exit(1)
 	}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,20 +73,23 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Se
 		fmt.Fprintf(stderr, "Usage: a2abus serve [flags]\n\nEvery flag can also be set as A2ABUS_<FLAG> in the environment\n(upper case, dashes as underscores: A2ABUS_HTTP, A2ABUS_NATS_URL).\nFlags on the command line win.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	var envErr error
+	envErrs := map[string]error{}
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "A2ABUS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v := getenv(name); v != "" {
-			if err := f.Value.Set(v); err != nil && envErr == nil {
-				envErr = fmt.Errorf("%s=%q: %w", name, v, err)
+			if err := f.Value.Set(v); err != nil {
+				envErrs[f.Name] = fmt.Errorf("%s=%q: %w", name, v, err)
 			}
 		}
 	})
-	if envErr != nil {
-		return c, envErr
-	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	// A bad environment value only matters if the command line did not
+	// set the flag.
+	fs.Visit(func(f *flag.Flag) { delete(envErrs, f.Name) })
+	if len(envErrs) > 0 {
+		return c, envErrs[slices.Min(slices.Collect(maps.Keys(envErrs)))]
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
