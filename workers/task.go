@@ -16,10 +16,12 @@ import (
 // Task is a handler's handle on the task it works on. Its methods are safe
 // for concurrent use; appends are serialized and chain the task's head.
 type Task struct {
-	w      *Worker
-	tenant string
-	lease  string
-	cancel context.CancelFunc
+	w         *Worker
+	tenant    string
+	id        a2a.TaskID
+	contextID string
+	lease     string
+	cancel    context.CancelFunc
 
 	// Input is the message this work item carries: the task's first
 	// message, or the follow-up the client sent.
@@ -36,10 +38,10 @@ type Task struct {
 }
 
 // ID returns the task id.
-func (t *Task) ID() a2a.TaskID { return t.view.Task.ID }
+func (t *Task) ID() a2a.TaskID { return t.id }
 
 // ContextID returns the task's context id.
-func (t *Task) ContextID() string { return t.view.Task.ContextID }
+func (t *Task) ContextID() string { return t.contextID }
 
 // Tenant returns the task's tenant.
 func (t *Task) Tenant() string { return t.tenant }

@@ -298,7 +298,7 @@ func (w *Worker) claim(ctx context.Context, ev events.Event, inSeq uint64, lease
 		if v.Terminal() || v.InSeq > inSeq || (v.Interrupted() && v.StatusSeq > inSeq) {
 			return nil, errNothingToDo
 		}
-		t := &Task{w: w, tenant: ev.Tenant, view: v, head: v.Seq, lease: lease, Attempt: attempt}
+		t := &Task{w: w, tenant: ev.Tenant, id: v.Task.ID, contextID: v.Task.ContextID, view: v, head: v.Seq, lease: lease, Attempt: attempt}
 		t.Input = t.inputAt(ev)
 		err = t.append(ctx, statusEvent(t, a2a.TaskStateWorking, nil), true)
 		if err == nil {
