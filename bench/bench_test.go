@@ -80,7 +80,9 @@ func BenchmarkSendMessage(b *testing.B) {
 					s.url = url
 				}
 				for range b.N {
-					run(context.Background(), client, s.url, c, warmup)
+					if w := run(context.Background(), client, s.url, c, warmup); w.errors > 0 {
+						b.Fatalf("%s clients=%d: warm-up: %d of %d requests failed; first: %v", s.name, c, w.errors, w.errors+w.ok, w.firstErr)
+					}
 					b.ResetTimer()
 					r := run(context.Background(), client, s.url, c, dur)
 					b.StopTimer()
