@@ -63,14 +63,15 @@ func IsWrongLastSequence(err error) bool {
 
 // Log reads and writes task events in one stream.
 type Log struct {
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream string
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	stream  string
+	replies *replies
 }
 
 // New returns a Log on the named stream.
 func New(nc *nats.Conn, js jetstream.JetStream, stream string) *Log {
-	return &Log{nc: nc, js: js, stream: stream}
+	return &Log{nc: nc, js: js, stream: stream, replies: &replies{nc: nc}}
 }
 
 // Stream returns the name of the stream the log lives in.
@@ -202,15 +203,11 @@ func (l *Log) readBatch(ctx context.Context, req directBatchRequest, fn func(eve
 	if err != nil {
 		return 0, false, err
 	}
-	inbox := l.nc.NewRespInbox()
-	sub, err := l.nc.SubscribeSync(inbox)
+	next, done, err := l.replies.request("$JS.API.DIRECT.GET."+l.stream, body)
 	if err != nil {
 		return 0, false, err
 	}
-	defer sub.Unsubscribe()
-	if err := l.nc.PublishRequest("$JS.API.DIRECT.GET."+l.stream, inbox, body); err != nil {
-		return 0, false, err
-	}
+	defer done()
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
@@ -218,7 +215,7 @@ func (l *Log) readBatch(ctx context.Context, req directBatchRequest, fn func(eve
 	}
 	n := 0
 	for {
-		m, err := sub.NextMsgWithContext(ctx)
+		m, err := next(ctx)
 		if err != nil {
 			return n, false, err
 		}

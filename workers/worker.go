@@ -290,17 +290,26 @@ var errNothingToDo = errors.New("nothing to do")
 // claim reads the task and, unless the item is settled already, moves it
 // to WORKING under lease.
 func (w *Worker) claim(ctx context.Context, ev events.Event, inSeq uint64, lease string, attempt int) (*Task, error) {
-	for range 16 {
-		v, err := w.log.Load(ctx, ev.Tenant, ev.TaskID)
-		if err != nil {
-			return nil, err
+	for i := range 16 {
+		var v *events.View
+		if i == 0 && ev.Type == events.TypeCreated {
+			// Optimistic: a new task's only event is this one. If anything
+			// else was appended, the WORKING append below conflicts and the
+			// next round reads the task.
+			v = &events.View{}
+			events.Apply(v, ev)
+		} else {
+			var err error
+			if v, err = w.log.Load(ctx, ev.Tenant, ev.TaskID); err != nil {
+				return nil, err
+			}
 		}
 		if v.Terminal() || v.InSeq > inSeq || (v.Interrupted() && v.StatusSeq > inSeq) {
 			return nil, errNothingToDo
 		}
 		t := &Task{w: w, tenant: ev.Tenant, id: v.Task.ID, contextID: v.Task.ContextID, view: v, head: v.Seq, lease: lease, Attempt: attempt}
 		t.Input = t.inputAt(ev)
-		err = t.append(ctx, statusEvent(t, a2a.TaskStateWorking, nil), true)
+		err := t.append(ctx, statusEvent(t, a2a.TaskStateWorking, nil), true)
 		if err == nil {
 			return t, nil
 		}
