@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"bytes"
@@ -59,10 +59,10 @@ func BenchmarkSendMessage(b *testing.B) {
 
 	servers := []struct {
 		name  string
-		start func() (string, func(), error)
+		start func(testing.TB) string
 		url   string
 	}{
-		{name: "a2abus", start: startA2abus},
+		{name: "a2abus", start: func(tb testing.TB) string { return startA2abus(tb) + "/" }},
 		{name: "a2a-go", start: startA2aGo},
 	}
 	results := map[string]map[int]loadResult{}
@@ -71,13 +71,8 @@ func BenchmarkSendMessage(b *testing.B) {
 			s := &servers[i]
 			b.Run(fmt.Sprintf("clients=%d/%s", c, s.name), func(b *testing.B) {
 				if s.url == "" {
-					url, stop, err := s.start()
-					if err != nil {
-						b.Fatal(err)
-					}
 					// The server serves every point of the run.
-					parent.Cleanup(stop)
-					s.url = url
+					s.url = s.start(parent)
 				}
 				for range b.N {
 					if w := run(context.Background(), client, s.url, c, warmup); w.errors > 0 {
