@@ -115,7 +115,11 @@ func FuzzJSONRPC(f *testing.F) {
 			req.Header[a2a.SvcParamVersion] = []string{version}
 		}
 		rec := httptest.NewRecorder()
+		start := time.Now()
 		h.ServeHTTP(rec, req)
+		if d := time.Since(start); d > fuzzRequestTimeout+5*time.Second {
+			t.Fatalf("request took %v, past its %v deadline: %q", d, fuzzRequestTimeout, body)
+		}
 		checkRPCResponse(t, body, rec, ctx.Err() != nil)
 	})
 }
@@ -324,6 +328,8 @@ var paramsSeeds = []string{
 	`{"configuration":{"taskPushNotificationConfig":{"url":"https://e.x","token":"t"}}}`,
 	`{"metadata":null,"message":{"parts":[{"data":[{"k_1":null}]}]}}`,
 	`{"message_id":"x","messageId":"y"}`,
+	`{"configuration":{"historyLength":1.0}}`,
+	`{"configuration":{"historyLength":9007199254740993}}`,
 	`[]`,
 	`{"_":{"__":"___"}}`,
 }
@@ -342,6 +348,7 @@ func FuzzDecodeParams(f *testing.F) {
 		// client's 2.0 is the same 2.0 in either spelling.
 		var tree any
 		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
 		if dec.Decode(&tree) != nil || dec.InputOffset() != int64(len(bytes.TrimRight(raw, " \t\r\n"))) || !protocolKeysCamel(tree) {
 			return
 		}

@@ -37,7 +37,7 @@ func DefaultConfig() Config {
 		SnapshotBucket:     "A2A_SNAP",
 		Replicas:           1,
 		IdempotencyTTL:     24 * time.Hour,
-		MaxConflictRetries: 16,
+		MaxConflictRetries: 32,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -160,25 +161,37 @@ func (e *Engine) sendInput(ctx context.Context, tenant string, msg *a2a.Message)
 	if !events.ValidTaskID(msg.TaskID) {
 		return SendResult{}, fmt.Errorf("task %q: %w", msg.TaskID, events.ErrTaskNotFound)
 	}
-	owner, fresh, err := e.claim(ctx, tenant, msg.ID, msg.TaskID)
+	// A replay is answered from the claim. Checking it read-only first
+	// means a refused message writes nothing at all.
+	owner, err := e.claimOwner(ctx, tenant, msg.ID)
 	if err != nil {
 		return SendResult{}, err
 	}
-	if !fresh {
-		v, err := e.load.Load(ctx, tenant, owner)
-		if err != nil {
-			return SendResult{}, err
-		}
-		return SendResult{View: v, Replayed: true}, nil
+	if owner != "" {
+		return e.replay(ctx, tenant, owner)
 	}
-	for range e.cfg.MaxConflictRetries {
+	claimed := false
+	for attempt := range e.cfg.MaxConflictRetries {
 		v, err := e.load.Load(ctx, tenant, msg.TaskID)
 		if err == nil {
 			err = decideInput(v, msg)
 		}
 		if err != nil {
-			e.release(ctx, tenant, msg.ID)
+			if claimed {
+				// The task changed (ended) after this message was claimed.
+				e.release(ctx, tenant, msg.ID)
+			}
 			return SendResult{View: v}, err
+		}
+		if !claimed {
+			owner, fresh, err := e.claim(ctx, tenant, msg.ID, msg.TaskID)
+			if err != nil {
+				return SendResult{}, err
+			}
+			if !fresh {
+				return e.replay(ctx, tenant, owner)
+			}
+			claimed = true
 		}
 		if msg.ContextID == "" {
 			msg.ContextID = v.Task.ContextID
@@ -193,6 +206,9 @@ func (e *Engine) sendInput(ctx context.Context, tenant string, msg *a2a.Message)
 		}
 		seq, err := e.log.Append(ctx, ev, v.Seq, true)
 		if errors.Is(err, tasklog.ErrConflict) {
+			if err := backoff(ctx, attempt); err != nil {
+				return SendResult{}, err
+			}
 			continue
 		}
 		if err != nil && !errors.Is(err, tasklog.ErrDuplicate) {
@@ -206,6 +222,28 @@ func (e *Engine) sendInput(ctx context.Context, tenant string, msg *a2a.Message)
 	return SendResult{}, ErrTooManyConflicts
 }
 
+func (e *Engine) replay(ctx context.Context, tenant string, owner a2a.TaskID) (SendResult, error) {
+	v, err := e.load.Load(ctx, tenant, owner)
+	if err != nil {
+		return SendResult{}, err
+	}
+	return SendResult{View: v, Replayed: true}, nil
+}
+
+// backoff waits a random while, longer with each lost race, so writers
+// contending for one task's head spread out.
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(min(attempt+1, 8)) * int64(250*time.Microsecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Cancel moves a non-terminal task to CANCELED and returns the task after
 // the change. The worker running it sees the event and stops; its next
 // append fails the head check. Errors: [events.ErrTaskNotFound],
@@ -217,7 +255,7 @@ func (e *Engine) Cancel(ctx context.Context, tenant string, id a2a.TaskID, metad
 	if !events.ValidTaskID(id) {
 		return nil, fmt.Errorf("task %q: %w", id, events.ErrTaskNotFound)
 	}
-	for range e.cfg.MaxConflictRetries {
+	for attempt := range e.cfg.MaxConflictRetries {
 		v, err := e.load.Load(ctx, tenant, id)
 		if err != nil {
 			return nil, err
@@ -241,6 +279,9 @@ func (e *Engine) Cancel(ctx context.Context, tenant string, id a2a.TaskID, metad
 		}
 		seq, err := e.log.Append(ctx, ev, v.Seq, true)
 		if errors.Is(err, tasklog.ErrConflict) {
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err != nil && !errors.Is(err, tasklog.ErrDuplicate) {
@@ -299,6 +340,19 @@ func (e *Engine) claim(ctx context.Context, tenant, messageID string, task a2a.T
 		return "", false, fmt.Errorf("read message id claim: %w", err)
 	}
 	return a2a.TaskID(m.Data), false, nil
+}
+
+// claimOwner returns the task a messageId was claimed for, or "" if it
+// was not. It only reads.
+func (e *Engine) claimOwner(ctx context.Context, tenant, messageID string) (a2a.TaskID, error) {
+	m, _, err := e.log.GetLast(ctx, IdemSubject(tenant, messageID))
+	if errors.Is(err, tasklog.ErrNoMessage) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read message id claim: %w", err)
+	}
+	return a2a.TaskID(m.Data), nil
 }
 
 // release drops a claim whose command was refused, so a corrected retry

@@ -62,6 +62,9 @@ func Encode(ev Event) (*nats.Msg, error) {
 	h[sourceHeader] = []string{source}
 	h[subjectHeader] = []string{ev.Tenant + "/" + string(ev.TaskID)}
 	if !ev.Time.IsZero() {
+		if y := ev.Time.UTC().Year(); y < 0 || y > 9999 {
+			return nil, fmt.Errorf("encode %s: time %v is not an RFC 3339 year", ev.Type, ev.Time)
+		}
 		h[timeHeader] = []string{ev.Time.UTC().Format(time.RFC3339Nano)}
 	}
 	h[contentTypeHeader] = []string{contentJSON}
@@ -189,6 +192,9 @@ func decodeEnvelope(hdr nats.Header) (Event, error) {
 	if t, ok := header(hdr, timeHeader); ok {
 		if ev.Time, err = time.Parse(time.RFC3339Nano, t); err != nil {
 			return ev, fmt.Errorf("time: %v", err)
+		}
+		if y := ev.Time.UTC().Year(); y < 0 || y > 9999 {
+			return ev, fmt.Errorf("time %q is outside years 0000-9999 in UTC", t)
 		}
 	}
 	if ct, ok := header(hdr, contentTypeHeader); ok && !strings.HasPrefix(ct, contentJSON) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/textproto"
 	"testing"
 	"time"
 
@@ -179,8 +180,8 @@ func TestDecodeMalformed(t *testing.T) {
 		{"artifact without artifact", artifact.Subject, artifact.Header, []byte(`{"taskId":"t"}`)},
 		{"status body of the wrong shape", status.Subject, status.Header, []byte(`{"status":7}`)},
 		{"bad percent escape", badEscape.Subject, badEscape.Header, badEscape.Data},
-		{"unknown type on an empty kind", "a2a.evt.default.t.", nats.Header{"ce-id": {"x"}, "ce-type": {"a2a.task.bogus.v1"}, "ce-specversion": {"1.0"}}, []byte(`{}`)},
-		{"no id", status.Subject, nats.Header{"ce-type": {string(TypeStatus)}, "ce-specversion": {"1.0"}}, status.Data},
+		{"unknown type on an empty kind", "a2a.evt.default.t.", nats.Header{"ce-id": {"x"}, "ce-type": {"a2a.task.bogus.v1"}, "ce-specversion": {"1.0"}, "ce-source": {source}}, []byte(`{}`)},
+		{"no id", status.Subject, nats.Header{"ce-type": {string(TypeStatus)}, "ce-specversion": {"1.0"}, "ce-source": {source}}, status.Data},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,27 +193,56 @@ func TestDecodeMalformed(t *testing.T) {
 	}
 }
 
+// Bits of FuzzDecode's mode argument: how the envelope headers are
+// written besides the fuzzed values.
+const (
+	modeCanonicalNames = 1 << iota // Ce-Id rather than ce-id
+	modeNoSource                   // no ce-source
+	modeNoSpecVersion              // no ce-specversion
+	modeSpecVersion03              // ce-specversion 0.3
+)
+
 // FuzzDecode feeds Decode mutated subjects, attribute headers and bodies.
 // Decode must not panic, and must either refuse the message with an error
 // wrapping ErrMalformed or return an event that survives Encode and Decode
 // unchanged.
 func FuzzDecode(f *testing.F) {
-	for _, ev := range sampleEvents() {
+	for i, ev := range sampleEvents() {
 		m, err := Encode(ev)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(m.Subject, m.Header.Get("ce-id"), m.Header.Get("ce-type"), m.Header.Get("ce-time"), m.Header.Get("content-type"), m.Header.Get(LeaseHeader), m.Data)
+		f.Add(m.Subject, m.Header.Get("ce-id"), m.Header.Get("ce-type"), m.Header.Get("ce-time"), m.Header.Get("content-type"), m.Header.Get(LeaseHeader), uint8(i), m.Data)
 	}
-	f.Add("a2a.evt.default.t.st", "%zz", "a2a.task.status.v1", "yesterday", "text/plain", "", []byte(`{"status":{"state":"TASK_STATE_WORKING"}}`))
-	f.Add("a2a.evt.default.t.in", "id-%C3%A9%25", "a2a.task.input.v1", "", "", "l", []byte(`{"message":null}`))
-	f.Add("a2a.evt...", "", "", "", "", "", []byte(nil))
-	f.Fuzz(func(t *testing.T, subject, id, typ, tm, contentType, lease string, body []byte) {
-		hdr := nats.Header{"ce-specversion": {"1.0"}, "ce-source": {source}}
-		for k, v := range map[string]string{"ce-id": id, "ce-type": typ, "ce-time": tm, "content-type": contentType, LeaseHeader: lease} {
-			if v != "" {
-				hdr[k] = []string{v}
+	f.Add("a2a.evt.default.t.st", "%zz", "a2a.task.status.v1", "yesterday", "text/plain", "", uint8(0), []byte(`{"status":{"state":"TASK_STATE_WORKING"}}`))
+	f.Add("a2a.evt.default.t.in", "id-%C3%A9%25", "a2a.task.input.v1", "", "", "l", uint8(modeCanonicalNames), []byte(`{"message":null}`))
+	f.Add("a2a.evt.default.t.st", "x", "a2a.task.status.v1", "", "application/json; charset=utf-8", "", uint8(modeSpecVersion03), []byte(`{}`))
+	// Found by an earlier fuzz run: no id, an empty subject kind and an
+	// empty type were accepted.
+	f.Add("a2a.evt...", "", "", "", "", "", uint8(0), []byte(nil))
+	f.Add("a2a.evt.default.t.", "x", "a2a.task.bogus.v1", "", "", "", uint8(0), []byte(`{}`))
+	// A valid RFC 3339 time whose UTC form is in year 10000.
+	f.Add("a2a.evt.default.t.st", "x", "a2a.task.status.v1", "9999-12-31T23:59:59-23:59", "application/json", "", uint8(0), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, subject, id, typ, tm, contentType, lease string, mode uint8, body []byte) {
+		values := map[string]string{"ce-specversion": "1.0", "ce-source": source, "ce-id": id, "ce-type": typ, "ce-time": tm, "content-type": contentType, LeaseHeader: lease}
+		if mode&modeNoSource != 0 {
+			delete(values, "ce-source")
+		}
+		if mode&modeNoSpecVersion != 0 {
+			delete(values, "ce-specversion")
+		}
+		if mode&modeSpecVersion03 != 0 {
+			values["ce-specversion"] = "0.3"
+		}
+		hdr := nats.Header{}
+		for k, v := range values {
+			if v == "" {
+				continue
 			}
+			if mode&modeCanonicalNames != 0 {
+				k = textproto.CanonicalMIMEHeaderKey(k)
+			}
+			hdr[k] = []string{v}
 		}
 		ev, err := Decode(subject, hdr, body, 7)
 		if err != nil {
