@@ -185,6 +185,9 @@ func (t *Task) checkFence(ctx context.Context) bool {
 		return true
 	}
 	if v.Lease != t.lease || v.Terminal() || v.Interrupted() {
+		if v.Seq > t.head {
+			t.view, t.head = v, v.Seq
+		}
 		t.fenceLocked()
 		return true
 	}
