@@ -28,6 +28,8 @@ type View struct {
 	StatusSeq uint64 `json:"statusSeq"`
 	// InSeq is the sequence of the last in event (created or input).
 	InSeq uint64 `json:"inSeq"`
+	// Events counts the events folded into the view.
+	Events int `json:"events"`
 }
 
 // Terminal reports whether the task is in a terminal state.
@@ -105,6 +107,7 @@ func Apply(v *View, ev Event) bool {
 		return false
 	}
 	v.Seq = ev.Seq
+	v.Events++
 	return true
 }
 

@@ -12,9 +12,10 @@
 // direct gets. Views returned are shared and must not be changed: Clone
 // before applying events.
 //
-// Snapshots are written in the background when a task reaches an
-// interrupted or terminal state and every [SnapshotEvery] events; a lost
-// or stale snapshot only costs a longer catch-up.
+// Snapshots are written in the background when a task of at least
+// [SnapshotMin] events reaches an interrupted or terminal state, and every
+// [SnapshotEvery] events; a lost or stale snapshot only costs a longer
+// catch-up.
 //
 // # Feed
 //

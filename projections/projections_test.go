@@ -163,7 +163,15 @@ func TestViewsCacheAndSnapshots(t *testing.T) {
 	if err != nil || again != v {
 		t.Errorf("second Load() of an unchanged task returned a new view (%v); want the cached one", err)
 	}
-	h = f.status(t, "v1", f.status(t, "v1", h, a2a.TaskStateWorking), a2a.TaskStateCompleted)
+	for range projections.SnapshotMin {
+		h = f.status(t, "v1", h, a2a.TaskStateWorking)
+	}
+	h = f.status(t, "v1", h, a2a.TaskStateCompleted)
+	// A small task is not worth a snapshot.
+	small := f.status(t, "v2", f.create(t, "v2", "ctx"), a2a.TaskStateCompleted)
+	if v, err := views.Load(ctx, "default", "v2"); err != nil || v.Seq != small {
+		t.Fatalf("Load(v2) = %v, %v", v, err)
+	}
 	v, err = views.Load(ctx, "default", "v1")
 	if err != nil || v.Seq != h || v.Task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("Load() after changes = %+v, %v; want COMPLETED at %d", v, err, h)
@@ -176,6 +184,9 @@ func TestViewsCacheAndSnapshots(t *testing.T) {
 	var snap events.View
 	if err := json.Unmarshal(e.Value(), &snap); err != nil || snap.Seq != h {
 		t.Fatalf("snapshot = seq %d (%v), want %d", snap.Seq, err, h)
+	}
+	if _, err := f.kv.Get(ctx, "default.v2"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Errorf("snapshot of a 2-event task: err = %v, want none written", err)
 	}
 	// A fresh edge starts from the snapshot; a forged one proves it.
 	snap.Task.Metadata = map[string]any{"from": "snapshot"}

@@ -16,9 +16,14 @@ import (
 	"github.com/a2abus/a2abus/tasklog"
 )
 
-// SnapshotEvery is how many events may pass between two snapshots of a
-// running task.
-const SnapshotEvery = 1000
+// Snapshot policy: a task is snapshotted when it becomes interrupted or
+// terminal if it has at least SnapshotMin events (below that, reading the
+// events costs no more than reading a snapshot), and every SnapshotEvery
+// events while it runs.
+const (
+	SnapshotMin   = 64
+	SnapshotEvery = 1000
+)
 
 // Views loads task views through a cache. It is safe for concurrent use.
 type Views struct {
@@ -45,8 +50,9 @@ type viewKey struct {
 type cached struct {
 	key viewKey
 	v   *events.View
-	// snapSeq is the Seq of the last snapshot this edge wrote or read.
-	snapSeq uint64
+	// snapEvents is the event count of the last snapshot this edge wrote
+	// or read.
+	snapEvents int
 }
 
 // NewViews returns a view loader keeping up to size views in memory, with
@@ -92,7 +98,7 @@ func (vs *Views) Load(ctx context.Context, tenant string, id a2a.TaskID) (*event
 		return nil, err
 	}
 	key := viewKey{tenant, id}
-	base, snapSeq := vs.get(key)
+	base, snapEvents := vs.get(key)
 	if base != nil && base.Seq >= head {
 		return base, nil
 	}
@@ -101,13 +107,13 @@ func (vs *Views) Load(ctx context.Context, tenant string, id a2a.TaskID) (*event
 		if base.Seq > head {
 			base = &events.View{} // a snapshot from a log that was reset
 		}
-		snapSeq = base.Seq
+		snapEvents = base.Events
 	}
 	v, err := vs.log.CatchUp(ctx, base, tenant, id)
 	if err != nil {
 		return nil, err
 	}
-	vs.put(v, snapSeq)
+	vs.put(v, snapEvents)
 	return v, nil
 }
 
@@ -117,7 +123,7 @@ func (vs *Views) Put(v *events.View) {
 	vs.put(v, 0)
 }
 
-func (vs *Views) get(key viewKey) (*events.View, uint64) {
+func (vs *Views) get(key viewKey) (*events.View, int) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	el, ok := vs.items[key]
@@ -126,10 +132,10 @@ func (vs *Views) get(key viewKey) (*events.View, uint64) {
 	}
 	vs.lru.MoveToFront(el)
 	c := el.Value.(*cached)
-	return c.v, c.snapSeq
+	return c.v, c.snapEvents
 }
 
-func (vs *Views) put(v *events.View, snapSeq uint64) {
+func (vs *Views) put(v *events.View, snapEvents int) {
 	key := viewKey{v.Tenant, v.Task.ID}
 	vs.mu.Lock()
 	el, ok := vs.items[key]
@@ -141,9 +147,9 @@ func (vs *Views) put(v *events.View, snapSeq uint64) {
 			return
 		}
 		c.v = v
-		snapSeq = max(snapSeq, c.snapSeq)
+		snapEvents = max(snapEvents, c.snapEvents)
 	} else {
-		el = vs.lru.PushFront(&cached{key: key, v: v, snapSeq: snapSeq})
+		el = vs.lru.PushFront(&cached{key: key, v: v, snapEvents: snapEvents})
 		vs.items[key] = el
 		for vs.lru.Len() > vs.maxSize {
 			old := vs.lru.Back()
@@ -152,12 +158,13 @@ func (vs *Views) put(v *events.View, snapSeq uint64) {
 		}
 	}
 	c := el.Value.(*cached)
-	want := vs.kv != nil && snapSeq < v.Seq &&
-		((v.Terminal() || v.Interrupted()) && snapSeq < v.StatusSeq || v.Seq-snapSeq >= SnapshotEvery)
+	settled := v.Terminal() || v.Interrupted()
+	want := vs.kv != nil && v.Events > snapEvents &&
+		(settled && v.Events >= SnapshotMin || v.Events-snapEvents >= SnapshotEvery)
 	if want {
-		c.snapSeq = v.Seq
+		c.snapEvents = v.Events
 	} else {
-		c.snapSeq = snapSeq
+		c.snapEvents = snapEvents
 	}
 	vs.mu.Unlock()
 	if want {
