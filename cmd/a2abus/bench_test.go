@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -38,7 +39,6 @@ const warmup = 500 * time.Millisecond
 // -bench 'SendMessage/clients=64/a2abus' (for a CPU profile of a2abus
 // alone).
 func BenchmarkSendMessage(b *testing.B) {
-	parent := b
 	dur := defaultDuration
 	if s := os.Getenv("A2ABUS_BENCH_DURATION"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -57,10 +57,12 @@ func BenchmarkSendMessage(b *testing.B) {
 	}
 	b.Cleanup(client.CloseIdleConnections)
 
+	// Each point gets a fresh server, started in the sub-benchmark and
+	// stopped (then a GC) before the next, so neither server's heap (a2a-go
+	// keeps every task in memory) taxes the other's measurement.
 	servers := []struct {
 		name  string
 		start func(testing.TB) string
-		url   string
 	}{
 		{name: "a2abus", start: func(tb testing.TB) string { return startA2abus(tb) + "/" }},
 		{name: "a2a-go", start: startA2aGo},
@@ -70,16 +72,14 @@ func BenchmarkSendMessage(b *testing.B) {
 		for i := range servers {
 			s := &servers[i]
 			b.Run(fmt.Sprintf("clients=%d/%s", c, s.name), func(b *testing.B) {
-				if s.url == "" {
-					// The server serves every point of the run.
-					s.url = s.start(parent)
-				}
+				url := s.start(b)
+				defer runtime.GC()
 				for range b.N {
-					if w := run(context.Background(), client, s.url, c, warmup); w.errors > 0 {
+					if w := run(context.Background(), client, url, c, warmup); w.errors > 0 {
 						b.Fatalf("%s clients=%d: warm-up: %d of %d requests failed; first: %v", s.name, c, w.errors, w.errors+w.ok, w.firstErr)
 					}
 					b.ResetTimer()
-					r := run(context.Background(), client, s.url, c, dur)
+					r := run(context.Background(), client, url, c, dur)
 					b.StopTimer()
 					if results[s.name] == nil {
 						results[s.name] = map[int]loadResult{}
