@@ -52,8 +52,6 @@ func (h *Handler) call(r *http.Request, method string, params json.RawMessage) (
 			return nil, err
 		}
 		return h.cancelTask(ctx, &p)
-	case "SendStreamingMessage", "SubscribeToTask":
-		return nil, &Error{Code: codeUnsupportedOperation, Message: "This operation is not supported: this agent does not stream (capabilities.streaming is false)"}
 	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
 		"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
 		return nil, &Error{Code: codePushNotSupported, Message: "Push Notification is not supported by this agent"}
@@ -124,23 +122,33 @@ func checkMessage(m *a2a.Message) *Error {
 	return nil
 }
 
-func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (any, *Error) {
+// checkSend validates SendMessage and SendStreamingMessage params and
+// returns the tenant and the configuration (never nil).
+func (h *Handler) checkSend(p *a2a.SendMessageRequest) (string, *a2a.SendMessageConfig, *Error) {
 	tenant, perr := tenantOf(p.Tenant)
 	if perr != nil {
-		return nil, perr
+		return "", nil, perr
 	}
 	if perr := checkMessage(p.Message); perr != nil {
-		return nil, perr
+		return "", nil, perr
 	}
 	cfg := p.Config
 	if cfg == nil {
 		cfg = &a2a.SendMessageConfig{}
 	}
 	if perr := checkHistoryLength(cfg.HistoryLength); perr != nil {
-		return nil, perr
+		return "", nil, perr
 	}
 	if cfg.PushConfig != nil {
-		return nil, &Error{Code: codePushNotSupported, Message: "Push Notification is not supported by this agent"}
+		return "", nil, &Error{Code: codePushNotSupported, Message: "Push Notification is not supported by this agent"}
+	}
+	return tenant, cfg, nil
+}
+
+func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (any, *Error) {
+	tenant, cfg, perr := h.checkSend(p)
+	if perr != nil {
+		return nil, perr
 	}
 	blocking := !cfg.ReturnImmediately
 	newID := a2a.NewTaskID()

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -26,6 +27,17 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger receives request errors; default slog.Default().
 	Logger *slog.Logger
+	// KeepAlive is how often an idle SSE stream gets a comment; default
+	// [DefaultKeepAlive].
+	KeepAlive time.Duration
+	// StreamBuffer is how many events an SSE stream may fall behind the
+	// live feed before it is cut off (the client resumes with
+	// Last-Event-ID); default [DefaultStreamBuffer].
+	StreamBuffer int
+	// KeepOpenOnAuthRequired keeps streams open through AUTH_REQUIRED,
+	// for agents that get credentials out of band. By default streams end
+	// at every interrupted state.
+	KeepOpenOnAuthRequired bool
 }
 
 // DefaultMaxBodyBytes is the request size limit when Config leaves it 0.
@@ -51,6 +63,12 @@ func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *project
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.StreamBuffer <= 0 {
+		cfg.StreamBuffer = DefaultStreamBuffer
 	}
 	h := &Handler{cfg: cfg, engine: eng, views: views, feed: feed, index: index, logger: cfg.Logger}
 	h.mux = http.NewServeMux()
@@ -173,6 +191,14 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	if perr := checkVersion(r); perr != nil {
 		h.writeError(w, id, perr)
+		return
+	}
+	switch method {
+	case "SendStreamingMessage":
+		h.sendStreamingMessage(w, r, id, req.Params)
+		return
+	case "SubscribeToTask":
+		h.subscribeToTask(w, r, id, req.Params)
 		return
 	}
 	result, perr := h.call(r, method, req.Params)

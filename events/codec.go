@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,10 @@ const (
 	// LeaseHeader holds [Event.Lease], the CloudEvents extension
 	// "a2alease"; readers may look at it without decoding the event.
 	LeaseHeader = headerPrefix + "a2alease"
+	// PrevHeader holds [Event.Prev]. It is a transport header, not a
+	// CloudEvents attribute: the log writer sets it to the head it appends
+	// at.
+	PrevHeader = "a2a-prev"
 )
 
 // Envelope values.
@@ -199,6 +204,11 @@ func decodeEnvelope(hdr nats.Header) (Event, error) {
 	}
 	if ct, ok := header(hdr, contentTypeHeader); ok && !strings.HasPrefix(ct, contentJSON) {
 		return ev, fmt.Errorf("content type %q, want %s", ct, contentJSON)
+	}
+	if p, ok := header(hdr, PrevHeader); ok {
+		if ev.Prev, err = strconv.ParseUint(p, 10, 64); err != nil {
+			return ev, fmt.Errorf("%s: %v", PrevHeader, err)
+		}
 	}
 	if l, ok := header(hdr, LeaseHeader); ok {
 		if ev.Lease, err = unescape(l); err != nil {

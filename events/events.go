@@ -85,6 +85,11 @@ type Event struct {
 	// Seq is the stream sequence, set when the event was read from the
 	// stream; 0 before it is appended.
 	Seq uint64
+	// Prev is the sequence of the task's event before this one (the head
+	// the writer appended at), when read from the stream; 0 for the first
+	// event. A reader that finds Prev above the last event it saw knows
+	// events of the task are missing (aged out of the stream).
+	Prev uint64
 	// Body is *Created, *Input, *a2a.TaskStatusUpdateEvent or
 	// *a2a.TaskArtifactUpdateEvent, matching Type.
 	Body any

@@ -80,6 +80,19 @@ func Apply(v *View, ev Event) bool {
 	if v.Seq != 0 && ev.TaskID != v.Task.ID {
 		return false
 	}
+	if v.Seq == 0 && ev.Type != TypeCreated {
+		// The task's first events have aged out of the stream: start from
+		// what the event tells.
+		v.Tenant, v.Task.ID = ev.Tenant, ev.TaskID
+		switch b := ev.Body.(type) {
+		case *a2a.TaskStatusUpdateEvent:
+			v.Task.ContextID = b.ContextID
+		case *a2a.TaskArtifactUpdateEvent:
+			v.Task.ContextID = b.ContextID
+		case *Input:
+			v.Task.ContextID = b.Message.ContextID
+		}
+	}
 	switch b := ev.Body.(type) {
 	case *Created:
 		v.Tenant = ev.Tenant

@@ -30,7 +30,8 @@ type Feed struct {
 	logger *slog.Logger
 	cc     jetstream.ConsumeContext
 
-	// mu guards watches, lastSeq, advanced and closed.
+	// mu guards watches, lastSeq, advanced and closed. Lock order: Feed.mu
+	// before Watch.mu.
 	mu       sync.Mutex
 	watches  map[viewKey]map[*Watch]struct{}
 	lastSeq  uint64
@@ -172,9 +173,18 @@ func (f *Feed) Sync(ctx context.Context) error {
 	return f.WaitSeq(ctx, last)
 }
 
-// Watch returns a watch on the events of one task. Close it when done.
+// Watch returns a watch on the events of one task with an unbounded
+// queue, for requests that wait for their own task. Close it when done.
 func (f *Feed) Watch(tenant string, id a2a.TaskID) *Watch {
-	w := &Watch{feed: f, key: viewKey{tenant, id}, notify: make(chan struct{}, 1)}
+	return f.WatchBounded(tenant, id, 0)
+}
+
+// WatchBounded returns a watch whose queue holds at most limit events (0:
+// no limit). A watch whose reader falls that far behind is cut off: its
+// queue is dropped and [Watch.Next] returns [ErrWatchOverflow]; the feed
+// and the other watches never wait for it.
+func (f *Feed) WatchBounded(tenant string, id a2a.TaskID, limit int) *Watch {
+	w := &Watch{feed: f, key: viewKey{tenant, id}, notify: make(chan struct{}, 1), limit: limit}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ws := f.watches[w.key]
@@ -189,21 +199,33 @@ func (f *Feed) Watch(tenant string, id a2a.TaskID) *Watch {
 	return w
 }
 
-// Watch queues the events of one task as the feed delivers them. Its queue
-// is unbounded: it is meant for requests that wait for their own task.
+// ErrWatchOverflow is returned by [Watch.Next] after the watch's reader
+// fell more than its limit behind.
+var ErrWatchOverflow = errors.New("watch fell too far behind")
+
+// Watch queues the events of one task as the feed delivers them.
 type Watch struct {
 	feed   *Feed
 	key    viewKey
 	notify chan struct{}
+	limit  int
 
-	// mu guards queue.
-	mu    sync.Mutex
-	queue []events.Event
+	// mu guards queue and overflow.
+	mu       sync.Mutex
+	queue    []events.Event
+	overflow bool
 }
 
 func (w *Watch) push(ev events.Event) {
 	w.mu.Lock()
-	w.queue = append(w.queue, ev)
+	switch {
+	case w.overflow:
+	case w.limit > 0 && len(w.queue) >= w.limit:
+		w.overflow = true
+		w.queue = nil
+	default:
+		w.queue = append(w.queue, ev)
+	}
 	w.mu.Unlock()
 	w.wake()
 }
@@ -215,24 +237,44 @@ func (w *Watch) wake() {
 	}
 }
 
-// Next returns the next event of the task, waiting for one until ctx ends
-// or the feed stops ([ErrFeedClosed]).
+// Ready returns a channel that receives a value when events may be
+// waiting; [Watch.Poll] then takes them.
+func (w *Watch) Ready() <-chan struct{} { return w.notify }
+
+// Poll returns the next queued event without waiting. ok is false when
+// none is queued. It returns [ErrWatchOverflow] or [ErrFeedClosed] once
+// the watch can deliver no more.
+func (w *Watch) Poll() (ev events.Event, ok bool, err error) {
+	w.mu.Lock()
+	if w.overflow {
+		w.mu.Unlock()
+		return events.Event{}, false, ErrWatchOverflow
+	}
+	if len(w.queue) > 0 {
+		ev := w.queue[0]
+		w.queue[0] = events.Event{}
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		return ev, true, nil
+	}
+	w.mu.Unlock()
+	w.feed.mu.Lock()
+	closed := w.feed.closed
+	w.feed.mu.Unlock()
+	if closed {
+		return events.Event{}, false, ErrFeedClosed
+	}
+	return events.Event{}, false, nil
+}
+
+// Next returns the next event of the task, waiting for one until ctx ends,
+// the feed stops ([ErrFeedClosed]) or the watch overflows
+// ([ErrWatchOverflow]).
 func (w *Watch) Next(ctx context.Context) (events.Event, error) {
 	for {
-		w.mu.Lock()
-		if len(w.queue) > 0 {
-			ev := w.queue[0]
-			w.queue[0] = events.Event{}
-			w.queue = w.queue[1:]
-			w.mu.Unlock()
-			return ev, nil
-		}
-		w.mu.Unlock()
-		w.feed.mu.Lock()
-		closed := w.feed.closed
-		w.feed.mu.Unlock()
-		if closed {
-			return events.Event{}, ErrFeedClosed
+		ev, ok, err := w.Poll()
+		if err != nil || ok {
+			return ev, err
 		}
 		select {
 		case <-w.notify:

@@ -117,6 +117,16 @@ func (vs *Views) Load(ctx context.Context, tenant string, id a2a.TaskID) (*event
 	return v, nil
 }
 
+// Events calls fn for each event of the task after sequence after, in
+// order, reading the log with batched direct gets; it returns the sequence
+// of the last event read. An error from fn stops the read and is returned.
+func (vs *Views) Events(ctx context.Context, tenant string, id a2a.TaskID, after uint64, fn func(events.Event) error) (uint64, error) {
+	if !events.ValidTaskID(id) || !events.ValidTenant(tenant) {
+		return after, fmt.Errorf("task %q: %w", id, events.ErrTaskNotFound)
+	}
+	return vs.log.Read(ctx, tenant, id, after, 0, fn)
+}
+
 // Put offers a view folded elsewhere (by a request that watched its task)
 // to the cache. An older view than the cached one is ignored.
 func (vs *Views) Put(v *events.View) {

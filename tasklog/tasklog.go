@@ -87,6 +87,7 @@ func (l *Log) Append(ctx context.Context, ev events.Event, head uint64, dedupe b
 	if err != nil {
 		return 0, err
 	}
+	m.Header[events.PrevHeader] = []string{strconv.FormatUint(head, 10)}
 	opts := []jetstream.PublishOpt{
 		jetstream.WithExpectLastSequenceForSubject(head, events.TaskFilter(ev.Tenant, ev.TaskID)),
 		jetstream.WithExpectStream(l.stream),

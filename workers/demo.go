@@ -16,6 +16,14 @@ const (
 	MaxSlowSeconds = 3600
 	// defaultSlowSeconds is the duration of "slow" without a number.
 	defaultSlowSeconds = 5
+	// MaxStreamChunks caps the chunks of the stream skill; MaxStreamInterval
+	// caps its interval in milliseconds.
+	MaxStreamChunks         = 100000
+	MaxStreamIntervalMS     = 60000
+	defaultStreamChunks     = 10
+	defaultStreamIntervalMS = 100
+	// streamStatusEvery is how many chunks pass between two status messages.
+	streamStatusEvery = 50
 )
 
 // DemoSkills describes the demo agent's skills for its agent card.
@@ -30,6 +38,11 @@ func DemoSkills() []a2a.AgentSkill {
 			ID: "ask", Name: "Ask",
 			Description: "Asks you a question (INPUT_REQUIRED) and completes with your answer.",
 			Tags:        []string{"demo", "multi-turn"}, Examples: []string{"ask"},
+		},
+		{
+			ID: "stream", Name: "Stream",
+			Description: fmt.Sprintf("stream <chunks> <interval-ms>: streams one artifact in that many chunks (default %d, at most %d), one every interval (default %d ms), with status messages; resumes where it stopped after a restart.", defaultStreamChunks, MaxStreamChunks, defaultStreamIntervalMS),
+			Tags:        []string{"demo", "streaming"}, Examples: []string{"stream 20 100"},
 		},
 		{
 			ID: "slow", Name: "Slow",
@@ -54,6 +67,8 @@ func Demo(ctx context.Context, t *Task) error {
 		return demoAsk(ctx, t, first)
 	case "slow":
 		return demoSlow(ctx, t, args)
+	case "stream":
+		return demoStream(ctx, t, args)
 	default:
 		return demoEcho(ctx, t)
 	}
@@ -142,4 +157,71 @@ func demoSlow(ctx context.Context, t *Task, args []string) error {
 		return err
 	}
 	return t.Status(ctx, a2a.TaskStateCompleted, nil)
+}
+
+// demoStream emits the artifact "stream" in chunks. A resumed task counts
+// the chunks already in the artifact and goes on from there.
+func demoStream(ctx context.Context, t *Task, args []string) error {
+	chunks, interval := defaultStreamChunks, defaultStreamIntervalMS
+	bad := func() error {
+		return t.Status(ctx, a2a.TaskStateRejected, AgentMessage(a2a.NewTextPart(fmt.Sprintf(
+			"usage: stream <chunks 1..%d> <interval-ms 0..%d>", MaxStreamChunks, MaxStreamIntervalMS))))
+	}
+	if len(args) > 0 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 || n > MaxStreamChunks {
+			return bad()
+		}
+		chunks = n
+	}
+	if len(args) > 1 {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 0 || n > MaxStreamIntervalMS {
+			return bad()
+		}
+		interval = n
+	}
+	done := 0
+	for _, a := range t.View().Task.Artifacts {
+		if a.ID == "stream" {
+			done = len(a.Parts)
+		}
+	}
+	if done == 0 {
+		msg := AgentMessage(a2a.NewTextPart(fmt.Sprintf("streaming %d chunks every %d ms", chunks, interval)))
+		if err := t.Status(ctx, a2a.TaskStateWorking, msg); err != nil {
+			return err
+		}
+	}
+	var tick <-chan time.Time
+	if interval > 0 {
+		tk := time.NewTicker(time.Duration(interval) * time.Millisecond)
+		defer tk.Stop()
+		tick = tk.C
+	}
+	for i := done + 1; i <= chunks; i++ {
+		if tick != nil {
+			select {
+			case <-tick:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		} else if err := ctx.Err(); err != nil {
+			return err
+		}
+		art := &a2a.Artifact{ID: "stream", Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprintf("chunk %d/%d\n", i, chunks))}}
+		if i == 1 {
+			art.Name = "stream"
+		}
+		if err := t.Artifact(ctx, art, i > 1, i == chunks); err != nil {
+			return err
+		}
+		if i%streamStatusEvery == 0 && i < chunks {
+			msg := AgentMessage(a2a.NewTextPart(fmt.Sprintf("streamed %d/%d chunks", i, chunks)))
+			if err := t.Status(ctx, a2a.TaskStateWorking, msg); err != nil {
+				return err
+			}
+		}
+	}
+	return t.Status(ctx, a2a.TaskStateCompleted, AgentMessage(a2a.NewTextPart(fmt.Sprintf("streamed %d chunks", chunks))))
 }

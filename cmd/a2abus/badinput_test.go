@@ -116,7 +116,7 @@ func badInputCases(done, asking setupTask) []badInputCase {
 		{name: "follow-up to a completed task", body: msg(`{"messageId":"b14","role":"ROLE_USER","taskId":"` + done.ID + `","parts":[{"text":"more"}]}`), wantCode: -32004, wantID: "1", wantTaskID: done.ID},
 		{name: "follow-up with another contextId", body: msg(`{"messageId":"b15","role":"ROLE_USER","taskId":"` + asking.ID + `","contextId":"not-` + asking.ContextID + `","parts":[{"text":"Ann"}]}`), wantCode: -32602, wantID: "1", wantTaskID: asking.ID},
 		{name: "follow-up in another tenant", body: rpcBody("SendMessage", `{"tenant":"other","message":{"messageId":"b16","role":"ROLE_USER","taskId":"`+asking.ID+`","parts":[{"text":"Ann"}]},"configuration":{"returnImmediately":true}}`), wantCode: -32001, wantID: "1", wantTaskID: asking.ID},
-		{name: "streaming", body: rpcBody("SendStreamingMessage", `{}`), wantCode: -32004, wantID: "1"},
+		{name: "streaming without message", body: rpcBody("SendStreamingMessage", `{}`), wantCode: -32602, wantID: "1"},
 
 		// GetTask.
 		{name: "get id missing", body: rpcBody("GetTask", `{}`), wantCode: -32602, wantID: "1"},

@@ -264,15 +264,15 @@ func TestE2ECardDiscovery(t *testing.T) {
 	if want := ts.URL + "/"; in.URL != want {
 		t.Errorf("supportedInterfaces[0].url=%q, want %q", in.URL, want)
 	}
-	if card.Capabilities.Streaming || card.Capabilities.PushNotifications {
-		t.Errorf("capabilities streaming=%v pushNotifications=%v, want false false",
+	if !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
+		t.Errorf("capabilities streaming=%v pushNotifications=%v, want true false",
 			card.Capabilities.Streaming, card.Capabilities.PushNotifications)
 	}
 	var skills []string
 	for _, s := range card.Skills {
 		skills = append(skills, s.ID)
 	}
-	if want := []string{"echo", "ask", "slow"}; !slices.Equal(skills, want) {
+	if want := []string{"echo", "ask", "stream", "slow"}; !slices.Equal(skills, want) {
 		t.Errorf("skills=%v, want %v", skills, want)
 	}
 

@@ -46,6 +46,9 @@ type ServeConfig struct {
 	ViewCache     int
 	MaxAge        time.Duration
 	Replicas      int
+	SSEKeepAlive  time.Duration
+	SSEBuffer     int
+	SSEAuthOpen   bool
 
 	// OnReady, if set, is called once the server accepts requests, with
 	// the HTTP address and the NATS client URL. Tests use it; there is no
@@ -69,6 +72,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Se
 	fs.IntVar(&c.ViewCache, "view-cache", 10000, "task views cached per edge")
 	fs.DurationVar(&c.MaxAge, "max-age", 0, "how long events are kept (0: forever)")
 	fs.IntVar(&c.Replicas, "replicas", 1, "stream replicas (3 on a NATS cluster)")
+	fs.DurationVar(&c.SSEKeepAlive, "sse-keepalive", edge.DefaultKeepAlive, "how often an idle SSE stream gets a keep-alive comment")
+	fs.IntVar(&c.SSEBuffer, "sse-buffer", edge.DefaultStreamBuffer, "events an SSE stream may fall behind before it is cut off (the client resumes with Last-Event-ID)")
+	fs.BoolVar(&c.SSEAuthOpen, "sse-keep-open-on-auth-required", false, "keep streams open through AUTH_REQUIRED instead of closing them")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: a2abus serve [flags]\n\nEvery flag can also be set as A2ABUS_<FLAG> in the environment\n(upper case, dashes as underscores: A2ABUS_HTTP, A2ABUS_NATS_URL).\nFlags on the command line win.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -179,7 +185,14 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 		defer w.Stop()
 	}
 
-	h := edge.New(edge.Config{Card: demoCard(c.PublicURL, !c.NoDemo), MaxBodyBytes: c.MaxBody, Logger: logger.With("component", "edge")}, eng, views, feed, index)
+	h := edge.New(edge.Config{
+		Card:                   demoCard(c.PublicURL, !c.NoDemo),
+		MaxBodyBytes:           c.MaxBody,
+		Logger:                 logger.With("component", "edge"),
+		KeepAlive:              c.SSEKeepAlive,
+		StreamBuffer:           c.SSEBuffer,
+		KeepOpenOnAuthRequired: c.SSEAuthOpen,
+	}, eng, views, feed, index)
 	ln, err := net.Listen("tcp", c.HTTP)
 	if err != nil {
 		return fmt.Errorf("listen http: %w", err)
@@ -255,7 +268,7 @@ func demoCard(publicURL string, demo bool) a2a.AgentCard {
 			{URL: publicURL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
 		},
 		Provider:           &a2a.AgentProvider{Org: "a2abus", URL: "https://github.com/a2abus/a2abus"},
-		Capabilities:       a2a.AgentCapabilities{},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
 		Skills:             []a2a.AgentSkill{},

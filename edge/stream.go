@@ -1,0 +1,352 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2abus/a2abus/engine"
+	"github.com/a2abus/a2abus/events"
+	"github.com/a2abus/a2abus/projections"
+)
+
+// Streaming defaults.
+const (
+	// DefaultKeepAlive is how often an idle stream gets a comment.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultStreamBuffer is how many events a stream may fall behind the
+	// live feed before it is cut off.
+	DefaultStreamBuffer = 4096
+)
+
+// errStreamDone stops a replay once the stream has sent its last event.
+var errStreamDone = errors.New("stream done")
+
+// sse writes one JSON-RPC SSE stream.
+type sse struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	id    json.RawMessage
+	buf   []byte
+	began bool
+}
+
+func newSSE(w http.ResponseWriter, id json.RawMessage) *sse {
+	return &sse{w: w, rc: http.NewResponseController(w), id: id}
+}
+
+func (s *sse) begin() {
+	if s.began {
+		return
+	}
+	s.began = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// event writes one frame: "id: <seq>" and the JSON-RPC response whose
+// result is result.
+func (s *sse) event(seq uint64, result any) error {
+	s.begin()
+	b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Result: result})
+	if err != nil {
+		return err
+	}
+	s.buf = s.buf[:0]
+	s.buf = append(s.buf, "id: "...)
+	s.buf = strconv.AppendUint(s.buf, seq, 10)
+	s.buf = append(s.buf, "\ndata: "...)
+	s.buf = append(s.buf, b...)
+	s.buf = append(s.buf, "\n\n"...)
+	_, err = s.w.Write(s.buf)
+	return err
+}
+
+// fail ends the stream with a JSON-RPC error event (no id line: it is not
+// an event of the task).
+func (s *sse) fail(e *Error) {
+	s.begin()
+	b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.info()}})
+	if err != nil {
+		return
+	}
+	if _, err := s.w.Write(append(append([]byte("data: "), b...), "\n\n"...)); err == nil {
+		s.flush()
+	}
+}
+
+func (s *sse) comment(text string) error {
+	s.begin()
+	_, err := s.w.Write([]byte(": " + text + "\n\n"))
+	return err
+}
+
+func (s *sse) flush() error { return s.rc.Flush() }
+
+// streamItem is what the client sees of an event: a StreamResponse, or nil
+// for events streams do not carry (client input). final reports that the
+// stream ends after it.
+func (h *Handler) streamItem(ev events.Event) (item any, final bool) {
+	switch b := ev.Body.(type) {
+	case *events.Created:
+		return a2a.StreamResponse{Event: b.Task}, false
+	case *a2a.TaskStatusUpdateEvent:
+		return a2a.StreamResponse{Event: b}, h.closesStream(b.Status.State)
+	case *a2a.TaskArtifactUpdateEvent:
+		return a2a.StreamResponse{Event: b}, false
+	}
+	return nil, false
+}
+
+// closesStream reports whether a stream ends at a task in state s.
+func (h *Handler) closesStream(s a2a.TaskState) bool {
+	switch {
+	case s.Terminal(), s == a2a.TaskStateInputRequired:
+		return true
+	case s == a2a.TaskStateAuthRequired:
+		return !h.cfg.KeepOpenOnAuthRequired
+	}
+	return false
+}
+
+// pump sends the watched task's events after sequence after until one
+// ends the stream, the client goes away, or the watch is cut off.
+func (h *Handler) pump(ctx context.Context, s *sse, w *projections.Watch, after uint64) {
+	keepAlive := time.NewTicker(h.cfg.KeepAlive)
+	defer keepAlive.Stop()
+	for {
+		ev, ok, err := w.Poll()
+		if err != nil {
+			if errors.Is(err, projections.ErrWatchOverflow) {
+				h.logger.Info("stream cut off: subscriber too slow", "buffer", h.cfg.StreamBuffer)
+			}
+			// The client resumes with Last-Event-ID; close so it does.
+			return
+		}
+		if ok {
+			if ev.Seq <= after {
+				continue
+			}
+			item, final := h.streamItem(ev)
+			after = ev.Seq
+			if item == nil {
+				continue
+			}
+			if err := s.event(ev.Seq, item); err != nil {
+				return
+			}
+			if final {
+				s.flush()
+				return
+			}
+			continue
+		}
+		if err := s.flush(); err != nil {
+			return
+		}
+		select {
+		case <-w.Ready():
+		case <-keepAlive.C:
+			if s.comment("keep-alive") != nil || s.flush() != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// sendStreamingMessage serves SendStreamingMessage: the task first, then its
+// events as they happen, until it is terminal or interrupted.
+func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage) {
+	ctx := r.Context()
+	var p a2a.SendMessageRequest
+	if perr := decodeObject(params, &p); perr != nil {
+		h.writeError(w, id, perr)
+		return
+	}
+	tenant, cfg, perr := h.checkSend(&p)
+	if perr != nil {
+		h.writeError(w, id, perr)
+		return
+	}
+	newID := a2a.NewTaskID()
+	watched := p.Message.TaskID
+	if watched == "" {
+		watched = newID
+	}
+	watch := h.feed.WatchBounded(tenant, watched, h.cfg.StreamBuffer)
+	defer func() { watch.Close() }()
+	res, err := h.engine.Send(ctx, engine.SendCommand{Tenant: tenant, Message: p.Message, Dialect: dialect1, NewTaskID: newID})
+	if err != nil {
+		h.writeError(w, id, toError(err, string(p.Message.TaskID)))
+		return
+	}
+	v := res.View
+	if res.Replayed && v.Task.ID != watched {
+		watch.Close()
+		watch = h.feed.WatchBounded(tenant, v.Task.ID, h.cfg.StreamBuffer)
+		if v, err = h.views.Load(ctx, tenant, v.Task.ID); err != nil {
+			h.writeError(w, id, toError(err, string(res.View.Task.ID)))
+			return
+		}
+	}
+	s := newSSE(w, id)
+	if err := s.event(v.Seq, a2a.StreamResponse{Event: renderTask(v, cfg.HistoryLength, true)}); err != nil {
+		return
+	}
+	if v.Terminal() || (res.Replayed && h.closesStream(v.Task.Status.State)) {
+		s.flush()
+		return
+	}
+	h.pump(ctx, s, watch, v.Seq)
+}
+
+// subscribeParams are SubscribeToTask's params, with the resume position
+// for clients that cannot set the Last-Event-ID header.
+type subscribeParams struct {
+	Tenant      string          `json:"tenant"`
+	ID          a2a.TaskID      `json:"id"`
+	LastEventID json.RawMessage `json:"lastEventId"`
+}
+
+// lastEventID returns the resume position of a subscribe request: the
+// Last-Event-ID header, else the lastEventId param, else the lastEventId
+// query parameter. ok is false when none is given.
+func lastEventID(r *http.Request, p *subscribeParams) (seq uint64, ok bool, perr *Error) {
+	raw := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if raw == "" && len(p.LastEventID) > 0 && string(p.LastEventID) != "null" {
+		var s string
+		if json.Unmarshal(p.LastEventID, &s) != nil {
+			s = string(p.LastEventID) // a JSON number
+		}
+		raw = strings.TrimSpace(s)
+		if raw == "" {
+			return 0, false, invalidParams("lastEventId must be an event id")
+		}
+	}
+	if raw == "" {
+		raw = strings.TrimSpace(r.URL.Query().Get("lastEventId"))
+	}
+	if raw == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(raw, 10, 64)
+	if err != nil {
+		return 0, false, invalidParams("Last-Event-ID %q is not an event id (a stream sequence number)", truncate(raw, 40))
+	}
+	return n, true, nil
+}
+
+// subscribeToTask serves SubscribeToTask: without a resume position, the
+// current task and then every later event; with Last-Event-ID L, exactly
+// the events after L (the task first if events after L have aged out of
+// the stream), then every later event.
+func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage) {
+	ctx := r.Context()
+	var p subscribeParams
+	if perr := decodeObject(params, &p); perr != nil {
+		h.writeError(w, id, perr)
+		return
+	}
+	tenant, perr := tenantOf(p.Tenant)
+	if perr != nil {
+		h.writeError(w, id, perr)
+		return
+	}
+	if p.ID == "" {
+		h.writeError(w, id, invalidParams("id is required"))
+		return
+	}
+	last, resume, perr := lastEventID(r, &p)
+	if perr != nil {
+		h.writeError(w, id, perr)
+		return
+	}
+	watch := h.feed.WatchBounded(tenant, p.ID, h.cfg.StreamBuffer)
+	defer watch.Close()
+	v, err := h.views.Load(ctx, tenant, p.ID)
+	if err != nil {
+		h.writeError(w, id, toError(err, string(p.ID)))
+		return
+	}
+	s := newSSE(w, id)
+	if !resume {
+		if v.Terminal() {
+			h.writeError(w, id, &Error{Code: codeUnsupportedOperation,
+				Message:  "This operation is not supported: the task is in a terminal state; read it with GetTask",
+				Metadata: map[string]string{"taskId": string(p.ID)}})
+			return
+		}
+		if err := s.event(v.Seq, a2a.StreamResponse{Event: renderTask(v, nil, true)}); err != nil {
+			return
+		}
+		h.pump(ctx, s, watch, v.Seq)
+		return
+	}
+	if last >= v.Seq {
+		// Nothing was missed.
+		if v.Terminal() {
+			s.begin()
+			s.flush()
+			return
+		}
+		h.pump(ctx, s, watch, last)
+		return
+	}
+	after := last
+	first := true
+	_, err = h.views.Events(ctx, tenant, p.ID, last, func(ev events.Event) error {
+		if first && ev.Prev > last {
+			// Events after last have aged out: the task as it is now
+			// stands in for them.
+			if err := s.event(v.Seq, a2a.StreamResponse{Event: renderTask(v, nil, true)}); err != nil {
+				return err
+			}
+			after = v.Seq
+			if v.Terminal() {
+				return errStreamDone
+			}
+		}
+		first = false
+		if ev.Seq <= after {
+			return nil
+		}
+		item, final := h.streamItem(ev)
+		after = ev.Seq
+		if item == nil {
+			return nil
+		}
+		if err := s.event(ev.Seq, item); err != nil {
+			return err
+		}
+		if final {
+			return errStreamDone
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errStreamDone):
+		s.flush()
+		return
+	case err != nil && !s.began:
+		h.writeError(w, id, toError(err, string(p.ID)))
+		return
+	case err != nil:
+		if ctx.Err() == nil {
+			h.logger.Error("replay", "task", p.ID, "err", err)
+			s.fail(&Error{Code: codeInternal, Message: "Internal error"})
+		}
+		return
+	}
+	h.pump(ctx, s, watch, after)
+}
