@@ -204,3 +204,30 @@ func TestViewsCacheAndSnapshots(t *testing.T) {
 		t.Errorf("Load(missing) err = %v, want ErrTaskNotFound", err)
 	}
 }
+
+func TestBoundedWatchIsCutOffNotTheFeed(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	feed, _ := f.startEdge(t)
+	slow := feed.WatchBounded("default", "busy", 3)
+	defer slow.Close()
+	fast := feed.WatchBounded("default", "busy", 100)
+	defer fast.Close()
+	h := f.create(t, "busy", "ctx")
+	for range 9 {
+		h = f.status(t, "busy", h, a2a.TaskStateWorking)
+	}
+	// The fast reader gets all ten events although the slow one reads none.
+	for i := range 10 {
+		if _, err := fast.Next(ctx); err != nil {
+			t.Fatalf("fast watch event %d: %v", i, err)
+		}
+	}
+	if _, err := slow.Next(ctx); !errors.Is(err, projections.ErrWatchOverflow) {
+		t.Errorf("slow watch: err = %v, want ErrWatchOverflow", err)
+	}
+	if err := feed.Sync(ctx); err != nil {
+		t.Errorf("feed stalled behind a slow watch: %v", err)
+	}
+}
