@@ -20,15 +20,18 @@ var allowed = map[string][]string{
 	"engine":            {"events", "tasklog"},
 	"projections":       {"events", "tasklog"},
 	"workers":           {"events", "tasklog"},
-	"edge":              {"events", "engine", "projections"},
-	"cmd/a2abus":        {"events", "tasklog", "engine", "projections", "workers", "edge"},
+	"jwks":              {},
+	"webhook":           {"events", "tasklog", "jwks"},
+	"edge":              {"events", "engine", "projections", "webhook", "jwks"},
+	"cmd/a2abus":        {"events", "tasklog", "engine", "projections", "workers", "webhook", "jwks", "edge"},
 	"internal/natstest": {},
 }
 
 // thirdParty lists the only non-standard-library modules a package may
-// import; events stays a pure data and codec package.
+// import: events stays a pure data and codec package, jwks a pure JOSE one.
 var thirdParty = map[string][]string{
-	"events": {"github.com/a2aproject/a2a-go/v2/a2a", "github.com/cloudevents/sdk-go/v2", "github.com/nats-io/nats.go"},
+	"events": {"github.com/a2aproject/a2a-go/v2/a2a", "github.com/nats-io/nats.go"},
+	"jwks":   {"github.com/golang-jwt/jwt/v5", "github.com/lestrrat-go/jwx/v3", "github.com/lestrrat-go/httprc/v3"},
 }
 
 func TestImportRules(t *testing.T) {

@@ -56,7 +56,7 @@ func newFuzzHandler(tb testing.TB) *Handler {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return New(Config{Card: a2a.AgentCard{Name: "fuzz"}, Logger: logger}, eng, views, feed, index)
+	return New(Config{Card: a2a.AgentCard{Name: "fuzz"}, Logger: logger}, eng, views, feed, index, nil)
 }
 
 // fuzzRequestTimeout bounds one request; a SendMessage without

@@ -52,9 +52,30 @@ func (h *Handler) call(r *http.Request, method string, params json.RawMessage) (
 			return nil, err
 		}
 		return h.cancelTask(ctx, &p)
-	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
-		"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
-		return nil, &Error{Code: codePushNotSupported, Message: "Push Notification is not supported by this agent"}
+	case "CreateTaskPushNotificationConfig":
+		var p a2a.PushConfig
+		if err := decodeObject(params, &p); err != nil {
+			return nil, err
+		}
+		return h.createPushConfig(ctx, &p)
+	case "GetTaskPushNotificationConfig":
+		var p a2a.GetTaskPushConfigRequest
+		if err := decodeObject(params, &p); err != nil {
+			return nil, err
+		}
+		return h.getPushConfig(ctx, &p)
+	case "ListTaskPushNotificationConfigs":
+		var p a2a.ListTaskPushConfigRequest
+		if err := decodeObject(params, &p); err != nil {
+			return nil, err
+		}
+		return h.listPushConfigs(ctx, &p)
+	case "DeleteTaskPushNotificationConfig":
+		var p a2a.DeleteTaskPushConfigRequest
+		if err := decodeObject(params, &p); err != nil {
+			return nil, err
+		}
+		return h.deletePushConfig(ctx, &p)
 	case "GetExtendedAgentCard":
 		return nil, &Error{Code: codeUnsupportedOperation, Message: "This operation is not supported: this agent has no extended agent card"}
 	}
@@ -139,8 +160,8 @@ func (h *Handler) checkSend(p *a2a.SendMessageRequest) (string, *a2a.SendMessage
 	if perr := checkHistoryLength(cfg.HistoryLength); perr != nil {
 		return "", nil, perr
 	}
-	if cfg.PushConfig != nil {
-		return "", nil, &Error{Code: codePushNotSupported, Message: "Push Notification is not supported by this agent"}
+	if cfg.PushConfig != nil && h.push == nil {
+		return "", nil, errPushNotSupported()
 	}
 	return tenant, cfg, nil
 }
@@ -161,14 +182,15 @@ func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (a
 		watch = h.feed.Watch(tenant, watched)
 		defer func() { watch.Close() }()
 	}
-	res, err := h.engine.Send(ctx, engine.SendCommand{Tenant: tenant, Message: p.Message, Dialect: dialect1, NewTaskID: newID})
-	if err != nil {
-		return nil, toError(err, string(p.Message.TaskID))
+	res, perr := h.send(ctx, tenant, p, cfg, newID)
+	if perr != nil {
+		return nil, perr
 	}
 	v := res.View
 	if !blocking {
 		return renderResult(v, cfg.HistoryLength), nil
 	}
+	var err error
 	since := res.Seq
 	if res.Replayed {
 		if v.Task.ID != watched {
@@ -185,6 +207,26 @@ func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (a
 		return nil, toError(err, string(v.Task.ID))
 	}
 	return renderResult(v, cfg.HistoryLength), nil
+}
+
+// send stores the send's push config, if any, and runs the engine's Send.
+// The config is stored first so the task's first status already reaches
+// it; a failed or replayed send removes it again.
+func (h *Handler) send(ctx context.Context, tenant string, p *a2a.SendMessageRequest, cfg *a2a.SendMessageConfig, newID a2a.TaskID) (engine.SendResult, *Error) {
+	undo, perr := h.sendPushConfig(ctx, tenant, cfg.PushConfig, p.Message, newID)
+	if perr != nil {
+		return engine.SendResult{}, perr
+	}
+	res, err := h.engine.Send(ctx, engine.SendCommand{Tenant: tenant, Message: p.Message, Dialect: dialect1, NewTaskID: newID})
+	if err != nil {
+		undo()
+		return res, toError(err, string(p.Message.TaskID))
+	}
+	if res.Replayed && p.Message.TaskID == "" && res.View.Task.ID != newID {
+		// The first request made the task (and stored its config).
+		undo()
+	}
+	return res, nil
 }
 
 // await folds the watched task's events into v until the task is terminal,

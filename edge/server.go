@@ -50,14 +50,16 @@ type Handler struct {
 	views  *projections.Views
 	feed   *projections.Feed
 	index  *projections.Index
+	push   *Push
 	mux    *http.ServeMux
 	logger *slog.Logger
 }
 
 var _ http.Handler = (*Handler)(nil)
 
-// New returns the edge handler.
-func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *projections.Feed, index *projections.Index) *Handler {
+// New returns the edge handler. push may be nil: push notifications are
+// then off.
+func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *projections.Feed, index *projections.Index, push *Push) *Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -70,11 +72,12 @@ func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *project
 	if cfg.StreamBuffer <= 0 {
 		cfg.StreamBuffer = DefaultStreamBuffer
 	}
-	h := &Handler{cfg: cfg, engine: eng, views: views, feed: feed, index: index, logger: cfg.Logger}
+	h := &Handler{cfg: cfg, engine: eng, views: views, feed: feed, index: index, push: push, logger: cfg.Logger}
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("POST /{$}", h.serveJSONRPC)
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveCard)
 	h.mux.HandleFunc("OPTIONS /.well-known/agent-card.json", h.serveCard)
+	h.mux.HandleFunc("GET /.well-known/jwks.json", h.serveJWKS)
 	return h
 }
 

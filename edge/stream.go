@@ -11,7 +11,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/a2abus/a2abus/engine"
 	"github.com/a2abus/a2abus/events"
 	"github.com/a2abus/a2abus/projections"
 )
@@ -186,12 +185,13 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, i
 	}
 	watch := h.feed.WatchBounded(tenant, watched, h.cfg.StreamBuffer)
 	defer func() { watch.Close() }()
-	res, err := h.engine.Send(ctx, engine.SendCommand{Tenant: tenant, Message: p.Message, Dialect: dialect1, NewTaskID: newID})
-	if err != nil {
-		h.writeError(w, id, toError(err, string(p.Message.TaskID)))
+	res, perr := h.send(ctx, tenant, &p, cfg, newID)
+	if perr != nil {
+		h.writeError(w, id, perr)
 		return
 	}
 	v := res.View
+	var err error
 	if res.Replayed && v.Task.ID != watched {
 		watch.Close()
 		watch = h.feed.WatchBounded(tenant, v.Task.ID, h.cfg.StreamBuffer)

@@ -245,6 +245,46 @@ func (l *Log) readBatch(ctx context.Context, req directBatchRequest, fn func(eve
 	}
 }
 
+// LastPerSubject calls fn with the last message of each subject matching
+// filter in another stream of the deployment (a KV bucket's stream, say),
+// with one batched direct get; up to max subjects.
+func (l *Log) LastPerSubject(ctx context.Context, stream, filter string, max int, fn func(*nats.Msg) error) error {
+	body, err := json.Marshal(struct {
+		MultiLast []string `json:"multi_last"`
+		Batch     int      `json:"batch"`
+	}{[]string{filter}, max})
+	if err != nil {
+		return err
+	}
+	next, done, err := l.replies.request("$JS.API.DIRECT.GET."+stream, body)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	for {
+		m, err := next(ctx)
+		if err != nil {
+			return fmt.Errorf("last per subject %s: %w", filter, err)
+		}
+		if len(m.Data) == 0 && m.Header.Get("Status") != "" {
+			switch m.Header.Get("Status") {
+			case "204", "404":
+				return nil
+			default:
+				return fmt.Errorf("last per subject %s: status %s %s", filter, m.Header.Get("Status"), m.Header.Get("Description"))
+			}
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+}
+
 // Load folds every event of a task into a new view. It returns an error
 // wrapping [events.ErrTaskNotFound] if the task has no events.
 func (l *Log) Load(ctx context.Context, tenant string, task a2a.TaskID) (*events.View, error) {

@@ -24,8 +24,10 @@ import (
 
 	"github.com/a2abus/a2abus/edge"
 	"github.com/a2abus/a2abus/engine"
+	"github.com/a2abus/a2abus/jwks"
 	"github.com/a2abus/a2abus/projections"
 	"github.com/a2abus/a2abus/tasklog"
+	"github.com/a2abus/a2abus/webhook"
 	"github.com/a2abus/a2abus/workers"
 )
 
@@ -49,6 +51,14 @@ type ServeConfig struct {
 	SSEKeepAlive  time.Duration
 	SSEBuffer     int
 	SSEAuthOpen   bool
+	NoPush        bool
+	PushPrivate   bool
+	PushAttempts  int
+	PushBackoff   time.Duration
+	PushBackoffMx time.Duration
+	PushTimeout   time.Duration
+	PushAlg       string
+	PushTokenTTL  time.Duration
 
 	// OnReady, if set, is called once the server accepts requests, with
 	// the HTTP address and the NATS client URL. Tests use it; there is no
@@ -75,6 +85,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Se
 	fs.DurationVar(&c.SSEKeepAlive, "sse-keepalive", edge.DefaultKeepAlive, "how often an idle SSE stream gets a keep-alive comment")
 	fs.IntVar(&c.SSEBuffer, "sse-buffer", edge.DefaultStreamBuffer, "events an SSE stream may fall behind before it is cut off (the client resumes with Last-Event-ID)")
 	fs.BoolVar(&c.SSEAuthOpen, "sse-keep-open-on-auth-required", false, "keep streams open through AUTH_REQUIRED instead of closing them")
+	dp := webhook.DefaultConfig()
+	fs.BoolVar(&c.NoPush, "no-push", false, "turn push notifications off")
+	fs.BoolVar(&c.PushPrivate, "push-allow-private", false, "let webhooks target loopback, private and link-local addresses (local development and tests only)")
+	fs.IntVar(&c.PushAttempts, "push-max-attempts", dp.MaxAttempts, "attempts per push delivery before it is dead-lettered")
+	fs.DurationVar(&c.PushBackoff, "push-backoff-base", dp.BackoffBase, "wait after the first failed push attempt; doubles each attempt")
+	fs.DurationVar(&c.PushBackoffMx, "push-backoff-max", dp.BackoffMax, "longest wait between push attempts")
+	fs.DurationVar(&c.PushTimeout, "push-timeout", dp.Timeout, "timeout of one push POST")
+	fs.StringVar(&c.PushAlg, "push-alg", string(jwks.ES256), "algorithm of the first signing key: ES256, EdDSA or RS256")
+	fs.DurationVar(&c.PushTokenTTL, "push-token-ttl", jwks.DefaultTokenTTL, "lifetime of push JWTs")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: a2abus serve [flags]\n\nEvery flag can also be set as A2ABUS_<FLAG> in the environment\n(upper case, dashes as underscores: A2ABUS_HTTP, A2ABUS_NATS_URL).\nFlags on the command line win.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -185,18 +204,34 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 		defer w.Stop()
 	}
 
+	ln, err := net.Listen("tcp", c.HTTP)
+	if err != nil {
+		return fmt.Errorf("listen http: %w", err)
+	}
+	var push *edge.Push
+	if !c.NoPush {
+		issuer := c.PublicURL
+		if issuer == "" {
+			issuer = "http://" + ln.Addr().String() + "/"
+		}
+		stop, p, err := startPush(ctx, c, js, log, issuer, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+		push = p
+	}
+	card := demoCard(c.PublicURL, !c.NoDemo)
+	card.Capabilities.PushNotifications = push != nil
 	h := edge.New(edge.Config{
-		Card:                   demoCard(c.PublicURL, !c.NoDemo),
+		Card:                   card,
 		MaxBodyBytes:           c.MaxBody,
 		Logger:                 logger.With("component", "edge"),
 		KeepAlive:              c.SSEKeepAlive,
 		StreamBuffer:           c.SSEBuffer,
 		KeepOpenOnAuthRequired: c.SSEAuthOpen,
-	}, eng, views, feed, index)
-	ln, err := net.Listen("tcp", c.HTTP)
-	if err != nil {
-		return fmt.Errorf("listen http: %w", err)
-	}
+	}, eng, views, feed, index, push)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -222,6 +257,41 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 		logger.Warn("http shutdown", "err", err)
 	}
 	return nil
+}
+
+// startPush provisions the push streams, loads the key ring and starts the
+// pusher. stop undoes it in order: pusher, then the ring watch.
+func startPush(ctx context.Context, c ServeConfig, js jetstream.JetStream, log *tasklog.Log, issuer string, logger *slog.Logger) (stop func(), p *edge.Push, err error) {
+	alg, err := jwks.ParseAlg(c.PushAlg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--push-alg: %w", err)
+	}
+	if err := webhook.Provision(ctx, js, c.Replicas); err != nil {
+		return nil, nil, err
+	}
+	signer := jwks.NewSigner(issuer, c.PushTokenTTL)
+	keys, err := webhook.OpenKeys(ctx, js, signer, alg, logger.With("component", "keys"))
+	if err != nil {
+		return nil, nil, err
+	}
+	guard := webhook.Guard{AllowPrivate: c.PushPrivate}
+	store, err := webhook.NewStore(ctx, js, log, guard)
+	if err != nil {
+		keys.Close()
+		return nil, nil, err
+	}
+	pcfg := webhook.DefaultConfig()
+	pcfg.MaxAttempts, pcfg.BackoffBase, pcfg.BackoffMax, pcfg.Timeout = c.PushAttempts, c.PushBackoff, c.PushBackoffMx, c.PushTimeout
+	pcfg.Lease = max(pcfg.Lease, 3*c.PushTimeout)
+	pusher, err := webhook.NewPusher(ctx, js, log, store, signer, guard, pcfg, logger.With("component", "push"))
+	if err == nil {
+		err = pusher.Start(ctx)
+	}
+	if err != nil {
+		keys.Close()
+		return nil, nil, err
+	}
+	return func() { pusher.Stop(); keys.Close() }, &edge.Push{Store: store, Signer: signer}, nil
 }
 
 func startNATS(c ServeConfig, logger *slog.Logger) (*server.Server, error) {
