@@ -712,7 +712,9 @@ func TestServeHelp(t *testing.T) {
 	help := stdout.String() + stderr.String()
 	flags := []string{"data", "http", "nats-listen", "nats-url", "no-demo", "public-url", "log-level",
 		"worker-ack-wait", "max-body", "view-cache", "max-age", "replicas",
-		"sse-keepalive", "sse-buffer", "sse-keep-open-on-auth-required"}
+		"sse-keepalive", "sse-buffer", "sse-keep-open-on-auth-required",
+		"no-push", "push-allow-private", "push-max-attempts", "push-backoff-base", "push-backoff-max",
+		"push-timeout", "push-alg", "push-token-ttl"}
 	// The flags the help lists (PrintDefaults lines start "  -name") are
 	// exactly these, so a new flag fails this test until it is added here.
 	var listed []string

@@ -264,8 +264,8 @@ func TestE2ECardDiscovery(t *testing.T) {
 	if want := ts.URL + "/"; in.URL != want {
 		t.Errorf("supportedInterfaces[0].url=%q, want %q", in.URL, want)
 	}
-	if !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
-		t.Errorf("capabilities streaming=%v pushNotifications=%v, want true false",
+	if !card.Capabilities.Streaming || !card.Capabilities.PushNotifications {
+		t.Errorf("capabilities streaming=%v pushNotifications=%v, want true true",
 			card.Capabilities.Streaming, card.Capabilities.PushNotifications)
 	}
 	var skills []string

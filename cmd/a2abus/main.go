@@ -1,6 +1,8 @@
 // Command a2abus is the a2abus server and its tools.
 //
-//	a2abus serve [flags]    run an edge (with embedded NATS and the demo agent by default)
+//	a2abus serve [flags]          run an edge (with embedded NATS and the demo agent by default)
+//	a2abus keys rotate [flags]    rotate the push signing key
+//	a2abus push dlq list|redrive  inspect and resend dead-lettered push deliveries
 //
 // Every flag of serve can also be set in the environment as A2ABUS_<FLAG>,
 // upper case with dashes as underscores (A2ABUS_HTTP, A2ABUS_NATS_URL).
@@ -43,6 +45,10 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 			return err
 		}
 		return Serve(ctx, cfg, stderr)
+	case "keys":
+		return keysMain(ctx, args[1:], getenv, stdout, stderr)
+	case "push":
+		return pushMain(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return nil
@@ -55,6 +61,11 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `a2abus: an A2A server on NATS JetStream
 
 Usage:
-  a2abus serve [flags]   run the server; a2abus serve --help lists the flags
+  a2abus serve [flags]                  run the server; a2abus serve --help lists the flags
+  a2abus keys rotate [flags]            add a new push signing key (published now, signing after --grace)
+  a2abus push dlq list [--json]         show push deliveries that failed for good
+  a2abus push dlq redrive [--all|SEQ…]  resend them (the task's later statuses follow, in order)
+
+Tool commands reach the deployment at --nats-url (default nats://127.0.0.1:4222, env A2ABUS_NATS_URL).
 `)
 }
