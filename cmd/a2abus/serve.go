@@ -123,8 +123,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Se
 }
 
 // Serve runs the server until ctx ends, then shuts down in order: HTTP,
-// the demo worker, the feed, the snapshot writer, the NATS connection
-// (drained), and last the embedded NATS server.
+// push deliveries and the key ring watch, the demo worker, the feed, the
+// snapshot writer, the NATS connection (drained), and last the embedded
+// NATS server. (The deferred calls below run in that order.)
 func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
