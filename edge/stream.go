@@ -89,7 +89,10 @@ func (s *sse) comment(text string) error {
 	return err
 }
 
-func (s *sse) flush() error { return s.rc.Flush() }
+func (s *sse) flush() error {
+	s.begin()
+	return s.rc.Flush()
+}
 
 // streamItem is what the client sees of an event: a StreamResponse, or nil
 // for events streams do not carry (client input). final reports that the

@@ -84,13 +84,17 @@ func Apply(v *View, ev Event) bool {
 		// The task's first events have aged out of the stream: start from
 		// what the event tells.
 		v.Tenant, v.Task.ID = ev.Tenant, ev.TaskID
+		// Only a working task's worker writes artifacts; a client adds
+		// input only to a task that has not ended.
 		switch b := ev.Body.(type) {
 		case *a2a.TaskStatusUpdateEvent:
 			v.Task.ContextID = b.ContextID
 		case *a2a.TaskArtifactUpdateEvent:
 			v.Task.ContextID = b.ContextID
+			v.Task.Status = a2a.TaskStatus{State: a2a.TaskStateWorking}
 		case *Input:
 			v.Task.ContextID = b.Message.ContextID
+			v.Task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted}
 		}
 	}
 	switch b := ev.Body.(type) {
