@@ -26,6 +26,7 @@ test-short:
 # Run the benchmarks (not part of test): load against a2abus and a2a-go, append+fold.
 bench:
 	$(GO) test -run '^$$' -bench SendMessage -benchtime 1x -timeout 30m ./cmd/a2abus/
+	$(GO) test -run '^$$' -bench Stream -benchtime 1x -timeout 30m ./cmd/a2abus/
 	$(GO) test -run '^$$' -bench . -benchmem ./events/ ./tasklog/
 
 # Run each fuzz target for a short while.

@@ -40,6 +40,9 @@ type Config struct {
 	KeepOpenOnAuthRequired bool
 }
 
+// encodedCacheSize is how many stream item encodings an edge keeps.
+const encodedCacheSize = 4096
+
 // DefaultMaxBodyBytes is the request size limit when Config leaves it 0.
 const DefaultMaxBodyBytes = 1 << 20
 
@@ -51,8 +54,10 @@ type Handler struct {
 	feed   *projections.Feed
 	index  *projections.Index
 	push   *Push
-	mux    *http.ServeMux
-	logger *slog.Logger
+	// encoded caches stream item encodings for all streams.
+	encoded *encodedCache
+	mux     *http.ServeMux
+	logger  *slog.Logger
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -72,7 +77,8 @@ func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *project
 	if cfg.StreamBuffer <= 0 {
 		cfg.StreamBuffer = DefaultStreamBuffer
 	}
-	h := &Handler{cfg: cfg, engine: eng, views: views, feed: feed, index: index, push: push, logger: cfg.Logger}
+	h := &Handler{cfg: cfg, engine: eng, views: views, feed: feed, index: index, push: push, logger: cfg.Logger,
+		encoded: newEncodedCache(encodedCacheSize)}
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("POST /{$}", h.serveJSONRPC)
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveCard)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -32,7 +33,6 @@ type sse struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	id    json.RawMessage
-	buf   []byte
 	began bool
 }
 
@@ -55,19 +55,28 @@ func (s *sse) begin() {
 // event writes one frame: "id: <seq>" and the JSON-RPC response whose
 // result is result.
 func (s *sse) event(seq uint64, result any) error {
-	s.begin()
-	b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Result: result})
+	b, err := json.Marshal(result)
 	if err != nil {
 		return err
 	}
-	s.buf = s.buf[:0]
-	s.buf = append(s.buf, "id: "...)
-	s.buf = strconv.AppendUint(s.buf, seq, 10)
-	s.buf = append(s.buf, "\ndata: "...)
-	s.buf = append(s.buf, b...)
-	s.buf = append(s.buf, "\n\n"...)
-	_, err = s.w.Write(s.buf)
-	return err
+	return s.frame(seq, b)
+}
+
+// frame writes one frame whose result is the encoded JSON value result.
+// The pieces are written as they are, so no copy of a large frame outlives
+// it.
+func (s *sse) frame(seq uint64, result []byte) error {
+	s.begin()
+	var head [64]byte
+	h := append(head[:0], "id: "...)
+	h = strconv.AppendUint(h, seq, 10)
+	h = append(h, "\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...)
+	for _, part := range [][]byte{h, s.id, []byte(`,"result":`), result, []byte("}\n\n")} {
+		if _, err := s.w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fail ends the stream with a JSON-RPC error event (no id line: it is not
@@ -94,19 +103,71 @@ func (s *sse) flush() error {
 	return s.rc.Flush()
 }
 
-// streamItem is what the client sees of an event: a StreamResponse, or nil
-// for events streams do not carry (client input). final reports that the
-// stream ends after it.
-func (h *Handler) streamItem(ev events.Event) (item any, final bool) {
+// streamItem is what the client sees of an event: an encoded
+// StreamResponse, or nil for events streams do not carry (client input).
+// final reports that the stream ends after it. Encodings are shared by
+// every stream of the edge through a cache keyed by stream sequence, so
+// an event watched by many subscribers is encoded once.
+func (h *Handler) streamItem(ev events.Event) (item []byte, final bool, err error) {
+	switch b := ev.Body.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		final = h.closesStream(b.Status.State)
+	case *events.Created, *a2a.TaskArtifactUpdateEvent:
+	default:
+		return nil, false, nil
+	}
+	if item, ok := h.encoded.get(ev.Seq); ok {
+		return item, final, nil
+	}
+	var v a2a.Event
 	switch b := ev.Body.(type) {
 	case *events.Created:
-		return a2a.StreamResponse{Event: b.Task}, false
+		v = b.Task
 	case *a2a.TaskStatusUpdateEvent:
-		return a2a.StreamResponse{Event: b}, h.closesStream(b.Status.State)
+		v = b
 	case *a2a.TaskArtifactUpdateEvent:
-		return a2a.StreamResponse{Event: b}, false
+		v = b
 	}
-	return nil, false
+	item, err = json.Marshal(a2a.StreamResponse{Event: v})
+	if err != nil {
+		return nil, false, err
+	}
+	h.encoded.put(ev.Seq, item)
+	return item, final, nil
+}
+
+// encodedCache keeps the encodings of the most recent stream items by
+// sequence. Sequences are unique in the stream, so they need no tenant or
+// task in the key.
+type encodedCache struct {
+	// mu guards items and order.
+	mu    sync.Mutex
+	items map[uint64][]byte
+	order []uint64 // ring of keys, oldest at next
+	next  int
+}
+
+func newEncodedCache(size int) *encodedCache {
+	return &encodedCache{items: make(map[uint64][]byte, size), order: make([]uint64, size)}
+}
+
+func (c *encodedCache) get(seq uint64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.items[seq]
+	return b, ok
+}
+
+func (c *encodedCache) put(seq uint64, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[seq]; ok {
+		return
+	}
+	delete(c.items, c.order[c.next])
+	c.order[c.next] = seq
+	c.next = (c.next + 1) % len(c.order)
+	c.items[seq] = b
 }
 
 // closesStream reports whether a stream ends at a task in state s.
@@ -138,12 +199,17 @@ func (h *Handler) pump(ctx context.Context, s *sse, w *projections.Watch, after 
 			if ev.Seq <= after {
 				continue
 			}
-			item, final := h.streamItem(ev)
+			item, final, err := h.streamItem(ev)
 			after = ev.Seq
+			if err != nil {
+				h.logger.Error("encode stream item", "seq", ev.Seq, "err", err)
+				s.fail(&Error{Code: codeInternal, Message: "Internal error"})
+				return
+			}
 			if item == nil {
 				continue
 			}
-			if err := s.event(ev.Seq, item); err != nil {
+			if err := s.frame(ev.Seq, item); err != nil {
 				return
 			}
 			if final {
@@ -324,12 +390,15 @@ func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, id jso
 		if ev.Seq <= after {
 			return nil
 		}
-		item, final := h.streamItem(ev)
+		item, final, err := h.streamItem(ev)
 		after = ev.Seq
+		if err != nil {
+			return err
+		}
 		if item == nil {
 			return nil
 		}
-		if err := s.event(ev.Seq, item); err != nil {
+		if err := s.frame(ev.Seq, item); err != nil {
 			return err
 		}
 		if final {
