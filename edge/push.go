@@ -51,15 +51,22 @@ func (h *Handler) taskExists(ctx context.Context, tenant string, id a2a.TaskID) 
 	return nil
 }
 
-func (h *Handler) createPushConfig(ctx context.Context, p *a2a.PushConfig) (any, *Error) {
+// pushTask checks the preconditions of every push config method: push is
+// on, the tenant is valid and the task exists. It returns the tenant.
+func (h *Handler) pushTask(ctx context.Context, tenant string, task a2a.TaskID) (string, *Error) {
 	if h.push == nil {
-		return nil, errPushNotSupported()
+		return "", errPushNotSupported()
 	}
-	tenant, perr := tenantOf(p.Tenant)
+	tenant, perr := tenantOf(tenant)
 	if perr != nil {
-		return nil, perr
+		return "", perr
 	}
-	if perr := h.taskExists(ctx, tenant, p.TaskID); perr != nil {
+	return tenant, h.taskExists(ctx, tenant, task)
+}
+
+func (h *Handler) createPushConfig(ctx context.Context, p *a2a.PushConfig) (any, *Error) {
+	tenant, perr := h.pushTask(ctx, p.Tenant, p.TaskID)
+	if perr != nil {
 		return nil, perr
 	}
 	cfg, err := h.push.Store.Put(ctx, tenant, *p)
@@ -71,14 +78,8 @@ func (h *Handler) createPushConfig(ctx context.Context, p *a2a.PushConfig) (any,
 }
 
 func (h *Handler) getPushConfig(ctx context.Context, p *a2a.GetTaskPushConfigRequest) (any, *Error) {
-	if h.push == nil {
-		return nil, errPushNotSupported()
-	}
-	tenant, perr := tenantOf(p.Tenant)
+	tenant, perr := h.pushTask(ctx, p.Tenant, p.TaskID)
 	if perr != nil {
-		return nil, perr
-	}
-	if perr := h.taskExists(ctx, tenant, p.TaskID); perr != nil {
 		return nil, perr
 	}
 	if p.ID == "" {
@@ -93,14 +94,8 @@ func (h *Handler) getPushConfig(ctx context.Context, p *a2a.GetTaskPushConfigReq
 }
 
 func (h *Handler) listPushConfigs(ctx context.Context, p *a2a.ListTaskPushConfigRequest) (any, *Error) {
-	if h.push == nil {
-		return nil, errPushNotSupported()
-	}
-	tenant, perr := tenantOf(p.Tenant)
+	tenant, perr := h.pushTask(ctx, p.Tenant, p.TaskID)
 	if perr != nil {
-		return nil, perr
-	}
-	if perr := h.taskExists(ctx, tenant, p.TaskID); perr != nil {
 		return nil, perr
 	}
 	if p.PageSize < 0 || p.PageSize > maxPageSize {
@@ -136,14 +131,8 @@ func (h *Handler) listPushConfigs(ctx context.Context, p *a2a.ListTaskPushConfig
 }
 
 func (h *Handler) deletePushConfig(ctx context.Context, p *a2a.DeleteTaskPushConfigRequest) (any, *Error) {
-	if h.push == nil {
-		return nil, errPushNotSupported()
-	}
-	tenant, perr := tenantOf(p.Tenant)
+	tenant, perr := h.pushTask(ctx, p.Tenant, p.TaskID)
 	if perr != nil {
-		return nil, perr
-	}
-	if perr := h.taskExists(ctx, tenant, p.TaskID); perr != nil {
 		return nil, perr
 	}
 	if p.ID == "" {
