@@ -27,7 +27,8 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench SendMessage -benchtime 1x -timeout 30m ./cmd/a2abus/
 	$(GO) test -run '^$$' -bench Stream -benchtime 1x -timeout 30m ./cmd/a2abus/
-	$(GO) test -run '^$$' -bench . -benchmem ./events/ ./tasklog/
+	$(GO) test -run '^$$' -bench Push -benchtime 1x -timeout 30m ./cmd/a2abus/
+	$(GO) test -run '^$$' -bench . -benchmem ./events/ ./tasklog/ ./jwks/
 
 # Run each fuzz target for a short while.
 fuzz:

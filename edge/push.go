@@ -161,13 +161,32 @@ func (h *Handler) sendPushConfig(ctx context.Context, tenant string, cfg *a2a.Pu
 	} else if perr := h.taskExists(ctx, tenant, c.TaskID); perr != nil {
 		return nil, perr
 	}
+	// A follow-up may replace a config the task has: keep the old one to
+	// put back if the send is refused.
+	var previous *a2a.PushConfig
+	if c.ID != "" {
+		old, err := h.push.Store.Get(ctx, tenant, c.TaskID, c.ID)
+		switch {
+		case err == nil:
+			previous = &old
+		case !errors.Is(err, webhook.ErrConfigNotFound):
+			return nil, pushError(err, string(c.TaskID))
+		}
+	}
 	stored, err := h.push.Store.Put(ctx, tenant, c)
 	if err != nil {
 		return nil, pushError(err, string(c.TaskID))
 	}
 	return func() {
-		if err := h.push.Store.Delete(context.WithoutCancel(ctx), tenant, stored.TaskID, stored.ID); err != nil {
-			h.logger.Warn("remove push config of a failed send", "err", err)
+		ctx := context.WithoutCancel(ctx)
+		var err error
+		if previous != nil {
+			_, err = h.push.Store.Put(ctx, tenant, *previous)
+		} else {
+			err = h.push.Store.Delete(ctx, tenant, stored.TaskID, stored.ID)
+		}
+		if err != nil {
+			h.logger.Warn("undo the push config of a refused send", "err", err)
 		}
 	}, nil
 }

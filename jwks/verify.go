@@ -56,9 +56,10 @@ type Verifier struct {
 	opts  VerifierOptions
 	cache *jwk.Cache
 
-	// mu guards seen and lastRefresh.
+	// mu guards seen, lastSweep and lastRefresh.
 	mu          sync.Mutex
 	seen        map[string]time.Time // jti → token expiry
+	lastSweep   time.Time
 	lastRefresh time.Time
 }
 
@@ -178,14 +179,27 @@ func (v *Verifier) publicKey(ctx context.Context, kid, alg string) (any, error) 
 	return raw, nil
 }
 
+// Forget drops a jti the verifier accepted, so that a retry of the same
+// delivery verifies again. Call it when you answer the push with a failure
+// (a 5xx) after Verify accepted it.
+func (v *Verifier) Forget(jti string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.seen, jti)
+}
+
 // remember records jti until exp, failing if it was seen.
 func (v *Verifier) remember(jti string, exp time.Time) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	now := v.opts.Now()
-	for id, until := range v.seen {
-		if now.After(until.Add(v.opts.Leeway)) {
-			delete(v.seen, id)
+	if now.Sub(v.lastSweep) >= time.Second {
+		// Expired ids can no longer verify, so they need not be kept.
+		v.lastSweep = now
+		for id, until := range v.seen {
+			if now.After(until.Add(v.opts.Leeway)) {
+				delete(v.seen, id)
+			}
 		}
 	}
 	if _, ok := v.seen[jti]; ok {

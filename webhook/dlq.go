@@ -117,7 +117,7 @@ func reopen(ctx context.Context, kv jetstream.KeyValue, key string) error {
 		if err != nil {
 			return err
 		}
-		c.Dead, c.Attempts, c.LastError = false, 0, ""
+		c.Dead, c.Attempts, c.LastError, c.NextAttempt = false, 0, "", time.Time{}
 		if _, err := saveCursor(ctx, kv, key, c, rev); err == nil {
 			return nil
 		}

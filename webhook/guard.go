@@ -17,7 +17,8 @@ var ErrForbiddenTarget = errors.New("webhook target not allowed")
 
 // Guard keeps webhooks from reaching internal addresses. By default it
 // refuses loopback, private (RFC 1918, RFC 4193), shared (RFC 6598),
-// link-local, multicast and unspecified addresses, checked both when a
+// link-local, multicast, unspecified and NAT64 (which embed IPv4)
+// addresses, checked both when a
 // URL is registered and at every dial, after DNS resolution, so a name
 // that later resolves elsewhere (DNS rebinding) is refused too.
 type Guard struct {
@@ -27,7 +28,12 @@ type Guard struct {
 	Resolver *net.Resolver
 }
 
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+	// nat64 prefixes embed IPv4 addresses, internal ones included.
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+)
 
 // Allowed reports whether a webhook may connect to ip.
 func (g Guard) Allowed(ip netip.Addr) bool {
@@ -37,7 +43,8 @@ func (g Guard) Allowed(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	return ip.IsValid() && !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
 		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
-		ip.IsUnspecified() || sharedAddressSpace.Contains(ip) || (ip.Is4() && ip.As4()[0] == 0))
+		ip.IsUnspecified() || sharedAddressSpace.Contains(ip) || (ip.Is4() && ip.As4()[0] == 0) ||
+		nat64.Contains(ip) || nat64Local.Contains(ip))
 }
 
 // CheckURL validates a webhook URL: http or https, a host, no user info,

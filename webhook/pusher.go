@@ -88,12 +88,13 @@ type Pusher struct {
 	logger *slog.Logger
 	id     string
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	fanCC  jetstream.ConsumeContext
-	delCC  jetstream.ConsumeContext
-	slots  chan struct{}
-	wg     sync.WaitGroup
+	ctx      context.Context
+	cancel   context.CancelFunc
+	fanCC    jetstream.ConsumeContext
+	delCC    jetstream.ConsumeContext
+	slots    chan struct{} // deliveries in flight
+	fanSlots chan struct{} // fan-outs in flight
+	wg       sync.WaitGroup
 }
 
 // NewPusher returns a pusher; [Pusher.Start] starts it.
@@ -118,7 +119,8 @@ func NewPusher(ctx context.Context, js jetstream.JetStream, log *tasklog.Log, st
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &Pusher{js: js, log: log, store: store, signer: signer, cfg: cfg, client: client, state: state,
-		logger: logger, id: uuid.NewString(), slots: make(chan struct{}, cfg.Concurrency)}, nil
+		logger: logger, id: uuid.NewString(), slots: make(chan struct{}, cfg.Concurrency),
+		fanSlots: make(chan struct{}, cfg.Concurrency)}, nil
 }
 
 // Start creates the two durable consumers (idempotently) and starts them.
@@ -146,7 +148,7 @@ func (p *Pusher) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pusher: delivery consumer: %w", err)
 	}
-	if p.fanCC, err = fan.Consume(p.fanout); err != nil {
+	if p.fanCC, err = fan.Consume(p.dispatchFanout, jetstream.PullMaxMessages(p.cfg.Concurrency)); err != nil {
 		return fmt.Errorf("pusher: %w", err)
 	}
 	if p.delCC, err = del.Consume(p.dispatch, jetstream.PullMaxMessages(p.cfg.Concurrency)); err != nil {
@@ -207,6 +209,18 @@ func (p *Pusher) settle(err error) {
 	}
 }
 
+// dispatchFanout runs fan-outs concurrently: their order does not matter,
+// because a delivery reads the task's statuses from its cursor.
+func (p *Pusher) dispatchFanout(msg jetstream.Msg) {
+	p.fanSlots <- struct{}{}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer func() { <-p.fanSlots }()
+		p.fanout(msg)
+	}()
+}
+
 func (p *Pusher) dispatch(msg jetstream.Msg) {
 	p.slots <- struct{}{}
 	p.wg.Add(1)
@@ -224,6 +238,10 @@ type cursor struct {
 	// Attempts counts failed attempts at the next status.
 	Attempts  int    `json:"attempts,omitempty"`
 	LastError string `json:"lastError,omitempty"`
+	// NextAttempt is when the next attempt may start, after a failure;
+	// a wake-up before then waits, so new statuses do not cut the
+	// backoff short.
+	NextAttempt time.Time `json:"nextAttempt,omitzero"`
 	// Dead stops the pair until a redrive.
 	Dead       bool      `json:"dead,omitempty"`
 	LeaseOwner string    `json:"leaseOwner,omitempty"`
@@ -261,6 +279,9 @@ func saveCursor(ctx context.Context, kv jetstream.KeyValue, key string, c cursor
 	}
 	return kv.Update(ctx, key, b, rev)
 }
+
+// leaseRetry is how soon a wake-up that found its pair busy looks again.
+const leaseRetry = 50 * time.Millisecond
 
 // outcome of one POST.
 type outcome int
@@ -304,10 +325,14 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 		p.settle(msg.Ack())
 		return
 	}
+	if now.Before(cur.NextAttempt) {
+		p.settle(msg.NakWithDelay(cur.NextAttempt.Sub(now)))
+		return
+	}
 	if cur.LeaseOwner != "" && now.Before(cur.LeaseUntil) {
 		// Another delivery of this pair (here or on another edge) is in
 		// flight: wait for it.
-		p.settle(msg.NakWithDelay(min(cur.LeaseUntil.Sub(now), time.Second)))
+		p.settle(msg.NakWithDelay(min(cur.LeaseUntil.Sub(now), leaseRetry)))
 		return
 	}
 	cur.LeaseOwner, cur.LeaseUntil = p.id+"/"+uuid.NewString(), now.Add(p.cfg.Lease)
@@ -361,7 +386,7 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 		}
 		switch res {
 		case delivered:
-			cur.Delivered, cur.Attempts, cur.LastError = ev.Seq, 0, ""
+			cur.Delivered, cur.Attempts, cur.LastError, cur.NextAttempt = ev.Seq, 0, "", time.Time{}
 			cur.LeaseUntil = time.Now().Add(p.cfg.Lease)
 			if rev, err = saveCursor(ctx, p.state, key, cur, rev); err != nil {
 				logger.Warn("push: lost the pair's lease", "err", err)
@@ -374,8 +399,9 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 			cur.Attempts++
 			cur.LastError = perr.Error()
 			if cur.Attempts < p.cfg.MaxAttempts {
-				release()
 				d := p.cfg.Backoff(cur.Attempts)
+				cur.NextAttempt = time.Now().Add(d)
+				release()
 				logger.Info("push: will retry", "seq", ev.Seq, "attempt", cur.Attempts, "in", d, "err", perr)
 				p.settle(msg.NakWithDelay(d))
 				return

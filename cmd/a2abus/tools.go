@@ -119,16 +119,23 @@ func pushMain(ctx context.Context, args []string, getenv func(string) string, st
 		return nil
 	case "redrive":
 		all := fs.Bool("all", false, "redrive every dead letter")
-		if err := fs.Parse(args[2:]); err != nil {
-			return err
-		}
+		// Numbers and flags may come in any order.
 		var seqs []uint64
-		for _, a := range fs.Args() {
+		rest := args[2:]
+		for {
+			if err := fs.Parse(rest); err != nil {
+				return err
+			}
+			if fs.NArg() == 0 {
+				break
+			}
+			a := fs.Arg(0)
 			n, err := strconv.ParseUint(a, 10, 64)
 			if err != nil {
 				return fmt.Errorf("redrive: %q is not a dead letter number (see push dlq list)", a)
 			}
 			seqs = append(seqs, n)
+			rest = fs.Args()[1:]
 		}
 		if len(seqs) == 0 && !*all {
 			fmt.Fprintln(stderr, usage)
