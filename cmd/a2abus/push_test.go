@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -962,83 +961,6 @@ func TestPushDeadLetterAndRedrive(t *testing.T) {
 	})
 }
 
-// hookReadyNATS matches the NATS URL in the "ready" line.
-var hookReadyNATS = regexp.MustCompile(` msg=ready nats=(\S+)`)
-
-// startHookProc starts bin serve like startProc, with extra flags, and
-// returns it with its NATS URL.
-func startHookProc(t *testing.T, name, bin, data string, extra ...string) (*proc, string) {
-	t.Helper()
-	args := append([]string{"serve",
-		"--data", data,
-		"--http", "127.0.0.1:0",
-		"--nats-listen", "127.0.0.1:0",
-		"--log-level", "info"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = childEnv()
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{t: t, name: name, cmd: cmd, done: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	addr := make(chan string, 1)
-	natsURL := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-		sawAddr, sawReady := false, false
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.stderr.WriteString(line)
-			p.stderr.WriteByte('\n')
-			p.mu.Unlock()
-			if m := httpListening.FindStringSubmatch(line); m != nil && !sawAddr {
-				sawAddr = true
-				addr <- m[1]
-			}
-			if m := hookReadyNATS.FindStringSubmatch(line); m != nil && !sawReady {
-				sawReady = true
-				natsURL <- m[1]
-			}
-		}
-		_, _ = io.Copy(io.Discard, pipe)
-		p.waitErr = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		if !p.exited() {
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("%s stderr:\n%s", name, p.log())
-		}
-	})
-	deadline := time.NewTimer(readyTimeout)
-	defer deadline.Stop()
-	var httpAddr, nurl string
-	for _, ch := range []chan string{addr, natsURL} {
-		select {
-		case s := <-ch:
-			if ch == addr {
-				httpAddr = s
-			} else {
-				nurl = s
-			}
-		case <-p.done:
-			t.Fatalf("%s exited before ready: %v\n%s", name, p.waitErr, p.log())
-		case <-deadline.C:
-			t.Fatalf("%s: not ready after %v\n%s", name, readyTimeout, p.log())
-		}
-	}
-	p.URL = "http://" + httpAddr
-	return p, nurl
-}
-
 func TestPushSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
 	ctx := hookContext(t)
@@ -1056,7 +978,8 @@ func TestPushSurvivesSIGKILL(t *testing.T) {
 	})
 	hook := rc.URL("/hook")
 
-	first, natsURL1 := startHookProc(t, "first a2abus", bin, data, flags...)
+	first := startProc(t, "first a2abus", bin, data, flags...)
+	natsURL1 := first.NATSURL
 	ts1 := &testServer{URL: first.URL}
 	echo := hookSend(ctx, t, ts1, "echo before the crash", &a2a.PushConfig{ID: "crash", URL: hook}, false)
 	slow := hookSend(ctx, t, ts1, "slow 3", &a2a.PushConfig{ID: "crash", URL: hook}, true)
@@ -1082,7 +1005,7 @@ func TestPushSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("%d pushes accepted before the kill, want none (the receiver was down)", n)
 	}
 
-	_, natsURL := startHookProc(t, "second a2abus", bin, data, flags...)
+	natsURL := startProc(t, "second a2abus", bin, data, flags...).NATSURL
 	up.Store(true)
 	rc.waitFinal(t, echo.ID)
 	reqs := rc.waitFinal(t, slow.ID)

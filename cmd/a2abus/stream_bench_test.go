@@ -10,15 +10,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -291,20 +287,20 @@ func BenchmarkStreamFanOut(b *testing.B) {
 	inproc := os.Getenv("A2ABUS_BENCH_INPROC") != ""
 	var bin string
 	if !inproc {
-		bin = buildStreamBenchBinary(b)
+		bin = buildBinary(b)
 	}
 	client := benchStreamClient(fanOutSubs)
 	b.Cleanup(client.CloseIdleConnections)
 	for range b.N {
 		var url, natsURL string
 		pid := os.Getpid()
-		var p *benchProc
+		var p *proc
 		if inproc {
 			ts := startServer(b, func(c *ServeConfig) { c.LogLevel = "error" })
 			url, natsURL = ts.URL, ts.NATSURL
 		} else {
-			p = startBenchProc(b, bin)
-			url, natsURL, pid = p.URL, p.NATSURL, p.pid
+			p = startProc(b, "a2abus", bin, b.TempDir())
+			url, natsURL, pid = p.URL, p.NATSURL, p.Pid()
 		}
 		js := benchNATS(b, natsURL)
 		rssBefore, _, err := procMemory(pid)
@@ -534,7 +530,7 @@ func (r fanOutResult) print(w io.Writer) {
 // the edge's RSS per open stream. Should the edge or the benchmark run out
 // of file descriptors, it reports so and tries 5,000 streams.
 func BenchmarkStreamIdle(b *testing.B) {
-	bin := buildStreamBenchBinary(b)
+	bin := buildBinary(b)
 	text := idleTask
 	if s := os.Getenv("A2ABUS_BENCH_IDLE_TASK"); s != "" {
 		text = s
@@ -592,7 +588,7 @@ func (r idleResult) print(w io.Writer) {
 
 // runIdle runs one idle measurement on a fresh edge with n streams.
 func runIdle(b *testing.B, bin, text string, n int) (idleResult, error) {
-	p := startBenchProc(b, bin, "--sse-keepalive", "1h")
+	p := startProc(b, "a2abus", bin, b.TempDir(), "--sse-keepalive", "1h")
 	defer p.stop()
 	res := idleResult{task: text, streams: n}
 	client := benchStreamClient(64)
@@ -606,7 +602,7 @@ func runIdle(b *testing.B, bin, text string, n int) (idleResult, error) {
 	}
 	// Let the worker start the task before the baseline is read.
 	time.Sleep(time.Second)
-	if res.rssBefore, _, err = procMemory(p.pid); err != nil {
+	if res.rssBefore, _, err = procMemory(p.Pid()); err != nil {
 		return res, err
 	}
 
@@ -700,17 +696,17 @@ func runIdle(b *testing.B, bin, text string, n int) (idleResult, error) {
 
 	time.Sleep(idleSettle)
 	idleFrames.Store(0)
-	cpu0, err := procCPU(p.pid)
+	cpu0, err := procCPU(p.Pid())
 	if err != nil {
 		return res, err
 	}
 	time.Sleep(idleCPUWindow)
-	cpu1, err := procCPU(p.pid)
+	cpu1, err := procCPU(p.Pid())
 	if err != nil {
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
-	if res.rssOpen, res.hwm, err = procMemory(p.pid); err != nil {
+	if res.rssOpen, res.hwm, err = procMemory(p.Pid()); err != nil {
 		return res, err
 	}
 	res.idleFrames = idleFrames.Load()
@@ -720,7 +716,7 @@ func runIdle(b *testing.B, bin, text string, n int) (idleResult, error) {
 		return res, fmt.Errorf("streams not closed within %v", idleCloseTimeout)
 	}
 	time.Sleep(idleSettle)
-	if res.rssClosed, _, err = procMemory(p.pid); err != nil {
+	if res.rssClosed, _, err = procMemory(p.Pid()); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -1046,129 +1042,6 @@ func benchStreamedAfter(all []benchEventRef, seq uint64) []uint64 {
 		}
 	}
 	return ids
-}
-
-// buildStreamBenchBinary builds the a2abus command (without the race
-// detector: its memory is measured) into a temporary directory.
-func buildStreamBenchBinary(b *testing.B) string {
-	b.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		b.Fatalf("go tool not on PATH: %v", err)
-	}
-	bin := filepath.Join(b.TempDir(), "a2abus")
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// readyNATS matches the NATS URL in the "ready" line.
-var readyNATS = regexp.MustCompile(`msg=ready nats=(\S+)`)
-
-// benchProc is an a2abus serve subprocess of a benchmark.
-type benchProc struct {
-	cmd     *exec.Cmd
-	pid     int
-	URL     string
-	NATSURL string
-
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	done   chan struct{}
-}
-
-// startBenchProc starts bin serve with a temporary data directory, random
-// ports and the extra flags, and waits until it is ready. It is killed at
-// cleanup if still running; its log goes to b.Log if the benchmark failed.
-func startBenchProc(b *testing.B, bin string, extra ...string) *benchProc {
-	b.Helper()
-	args := append([]string{"serve",
-		"--data", b.TempDir(),
-		"--http", "127.0.0.1:0",
-		"--nats-listen", "127.0.0.1:0",
-		"--log-level", "info"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = childEnv()
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("start %s: %v", bin, err)
-	}
-	p := &benchProc{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{})}
-	type addrs struct{ http, nats string }
-	ready := make(chan addrs, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-		var a addrs
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			if p.stderr.Len() < 1<<20 {
-				p.stderr.WriteString(line)
-				p.stderr.WriteByte('\n')
-			}
-			p.mu.Unlock()
-			if m := httpListening.FindStringSubmatch(line); m != nil && a.http == "" {
-				a.http = m[1]
-			}
-			if m := readyNATS.FindStringSubmatch(line); m != nil && !sent {
-				a.nats = m[1]
-				sent = true
-				ready <- a
-			}
-		}
-		_, _ = io.Copy(io.Discard, pipe)
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	b.Cleanup(func() {
-		p.stop()
-		if b.Failed() {
-			b.Logf("a2abus stderr:\n%s", p.log())
-		}
-	})
-	select {
-	case a := <-ready:
-		if a.http == "" {
-			b.Fatalf("no \"http listening\" line before ready:\n%s", p.log())
-		}
-		p.URL, p.NATSURL = "http://"+a.http, a.nats
-	case <-p.done:
-		b.Fatalf("a2abus exited before ready:\n%s", p.log())
-	case <-time.After(readyTimeout):
-		b.Fatalf("a2abus not ready after %v:\n%s", readyTimeout, p.log())
-	}
-	return p
-}
-
-// stop ends the subprocess: SIGTERM, then SIGKILL if it has not exited
-// within procShutdownTimeout.
-func (p *benchProc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(procShutdownTimeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *benchProc) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
 }
 
 // procMemory returns VmRSS and VmHWM of process pid, in KiB.
