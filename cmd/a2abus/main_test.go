@@ -6,6 +6,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // testServer is a running a2abus serve for a test.
@@ -74,4 +77,20 @@ func startServer(t testing.TB, edit func(*ServeConfig)) *testServer {
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// connectJS connects to a server's NATS and returns its JetStream
+// context; the connection closes at cleanup.
+func connectJS(t testing.TB, natsURL string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(natsURL, nats.Name("a2abus-test"))
+	if err != nil {
+		t.Fatalf("nats.Connect(%s): %v", natsURL, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

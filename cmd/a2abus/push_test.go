@@ -22,7 +22,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2abus/a2abus/engine"
@@ -244,21 +243,6 @@ func hookSeqs(reqs []hookReq) []uint64 {
 }
 
 // ---- NATS ----
-
-// hookJS connects to a server's NATS.
-func hookJS(t testing.TB, natsURL string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(natsURL, nats.Name("a2abus-push-test"))
-	if err != nil {
-		t.Fatalf("nats.Connect(%s)=%v", natsURL, err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
 
 // hookStatusEvents reads every status event of a task (subject
 // a2a.evt.default.<id>.st) from the events stream, in order.
@@ -584,7 +568,7 @@ func TestPushDeliversEveryStatusSigned(t *testing.T) {
 	t.Parallel()
 	ctx := hookContext(t)
 	ts := startServer(t, func(c *ServeConfig) { c.PushPrivate = true })
-	js := hookJS(t, ts.NATSURL)
+	js := connectJS(t, ts.NATSURL)
 	rc := newHookReceiver(t, nil)
 	hook := rc.URL("/hook")
 
@@ -750,7 +734,7 @@ func TestPushRetriesThenDelivers(t *testing.T) {
 		c.PushPrivate = true
 		c.PushBackoff, c.PushBackoffMx, c.PushAttempts = 50*time.Millisecond, 200*time.Millisecond, 10
 	})
-	js := hookJS(t, ts.NATSURL)
+	js := connectJS(t, ts.NATSURL)
 
 	for _, tt := range []struct {
 		name string
@@ -787,7 +771,7 @@ func TestPushRetriesThenDelivers(t *testing.T) {
 			c.PushBackoff, c.PushBackoffMx, c.PushAttempts = 50*time.Millisecond, 200*time.Millisecond, 10
 			c.PushTimeout = 300 * time.Millisecond
 		})
-		js := hookJS(t, ts.NATSURL)
+		js := connectJS(t, ts.NATSURL)
 		rc := newHookReceiver(t, hookFailFirst(1, hookHang))
 		task := hookSend(ctx, t, ts, "echo hang", &a2a.PushConfig{ID: "hang", URL: rc.URL("/hook")}, false)
 		reqs := hooksFor(rc.waitFinal(t, task.ID), task.ID)
@@ -811,7 +795,7 @@ func TestPushBackoffHeldAcrossNewStatuses(t *testing.T) {
 		c.PushPrivate = true
 		c.PushBackoff, c.PushBackoffMx, c.PushAttempts = base, base, 40
 	})
-	js := hookJS(t, ts.NATSURL)
+	js := connectJS(t, ts.NATSURL)
 	var up atomic.Bool
 	rc := newHookReceiver(t, func(int, hookReq, []hookReq) int {
 		if up.Load() {
@@ -872,7 +856,7 @@ func TestPushDeadLetterAndRedrive(t *testing.T) {
 		c.PushPrivate = true
 		c.PushBackoff, c.PushBackoffMx, c.PushAttempts = 50*time.Millisecond, 200*time.Millisecond, 3
 	})
-	js := hookJS(t, ts.NATSURL)
+	js := connectJS(t, ts.NATSURL)
 
 	t.Run("4xx dead-letters at once; redrive resumes in order", func(t *testing.T) {
 		var open atomic.Bool
@@ -990,7 +974,7 @@ func TestPushSurvivesSIGKILL(t *testing.T) {
 	// Kill between attempts, when neither pair is leased, so both are
 	// pending retries (a deliverer killed in the middle of a POST holds
 	// its pair's lease for the lease time, 30s).
-	waitHookLeasesFree(ctx, t, hookJS(t, natsURL1), []a2a.TaskID{echo.ID, slow.ID}, "crash")
+	waitHookLeasesFree(ctx, t, connectJS(t, natsURL1), []a2a.TaskID{echo.ID, slow.ID}, "crash")
 
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL: %v", err)
@@ -1010,7 +994,7 @@ func TestPushSurvivesSIGKILL(t *testing.T) {
 	rc.waitFinal(t, echo.ID)
 	reqs := rc.waitFinal(t, slow.ID)
 	t.Logf("all pushes delivered %v after the kill", time.Since(killedAt).Round(time.Millisecond))
-	js := hookJS(t, natsURL)
+	js := connectJS(t, natsURL)
 	for _, task := range []*a2a.Task{echo, slow} {
 		checkHookedOnce(t, reqs, hookStatusEvents(ctx, t, js, task.ID), task.ID, "crash", a2a.TaskStateCompleted)
 	}
@@ -1044,7 +1028,7 @@ func TestPushKeyRotation(t *testing.T) {
 	ctx := hookContext(t)
 	const ttl, grace = 2 * time.Second, time.Second
 	ts := startServer(t, func(c *ServeConfig) { c.PushPrivate, c.PushTokenTTL = true, ttl })
-	js := hookJS(t, ts.NATSURL)
+	js := connectJS(t, ts.NATSURL)
 	// A second, stateless edge on the same NATS.
 	edge2 := startServer(t, func(c *ServeConfig) {
 		c.NATSURL, c.NoDemo, c.PushPrivate, c.PushTokenTTL = ts.NATSURL, true, true, ttl

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2abus/a2abus/engine"
@@ -94,7 +93,7 @@ func BenchmarkStreamReplay(b *testing.B) {
 		b.Fatalf("task %s is %s, want TASK_STATE_COMPLETED", task.ID, task.Status.State)
 	}
 
-	js := benchNATS(b, ts.NATSURL)
+	js := connectJS(b, ts.NATSURL)
 	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	all, err := benchTaskEvents(ctx, js, task.ID)
@@ -302,7 +301,7 @@ func BenchmarkStreamFanOut(b *testing.B) {
 			p = startProc(b, "a2abus", bin, b.TempDir())
 			url, natsURL, pid = p.URL, p.NATSURL, p.Pid()
 		}
-		js := benchNATS(b, natsURL)
+		js := connectJS(b, natsURL)
 		rssBefore, _, err := procMemory(pid)
 		if err != nil {
 			b.Fatal(err)
@@ -947,22 +946,6 @@ func benchClosingState(s string) bool {
 		return true
 	}
 	return false
-}
-
-// benchNATS connects to url and returns its JetStream context; the
-// connection closes at cleanup.
-func benchNATS(b *testing.B, url string) jetstream.JetStream {
-	b.Helper()
-	nc, err := nats.Connect(url, nats.Name("a2abus-stream-bench"))
-	if err != nil {
-		b.Fatalf("nats.Connect(%s): %v", url, err)
-	}
-	b.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return js
 }
 
 // benchFirstEvent reads the task's first event with a direct get (the first
