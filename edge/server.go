@@ -84,6 +84,7 @@ func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *project
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveCard)
 	h.mux.HandleFunc("OPTIONS /.well-known/agent-card.json", h.serveCard)
 	h.mux.HandleFunc("GET /.well-known/jwks.json", h.serveJWKS)
+	h.mux.HandleFunc("/", h.serveREST)
 	return h
 }
 
@@ -204,10 +205,20 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	switch method {
 	case "SendStreamingMessage":
-		h.sendStreamingMessage(w, r, id, req.Params)
+		var p a2a.SendMessageRequest
+		if perr := decodeObject(req.Params, &p); perr != nil {
+			h.writeError(w, id, perr)
+			return
+		}
+		h.sendStreamingMessage(w, r, reply{id: id}, &p)
 		return
 	case "SubscribeToTask":
-		h.subscribeToTask(w, r, id, req.Params)
+		var p subscribeParams
+		if perr := decodeObject(req.Params, &p); perr != nil {
+			h.writeError(w, id, perr)
+			return
+		}
+		h.subscribeToTask(w, r, reply{id: id}, &p)
 		return
 	}
 	result, perr := h.call(r, method, req.Params)

@@ -28,16 +28,33 @@ const (
 // errStreamDone stops a replay once the stream has sent its last event.
 var errStreamDone = errors.New("stream done")
 
-// sse writes one JSON-RPC SSE stream.
+// reply says how a request is answered: JSON-RPC (with the request id)
+// or REST.
+type reply struct {
+	rest bool
+	id   json.RawMessage
+}
+
+// fail answers a request that has not started streaming with e.
+func (h *Handler) fail(w http.ResponseWriter, rp reply, e *Error) {
+	if rp.rest {
+		h.writeREST(w, e)
+		return
+	}
+	h.writeError(w, rp.id, e)
+}
+
+// sse writes one SSE stream: JSON-RPC responses, or bare StreamResponses
+// for REST.
 type sse struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
-	id    json.RawMessage
+	rp    reply
 	began bool
 }
 
-func newSSE(w http.ResponseWriter, id json.RawMessage) *sse {
-	return &sse{w: w, rc: http.NewResponseController(w), id: id}
+func newSSE(w http.ResponseWriter, rp reply) *sse {
+	return &sse{w: w, rc: http.NewResponseController(w), rp: rp}
 }
 
 func (s *sse) begin() {
@@ -70,8 +87,11 @@ func (s *sse) frame(seq uint64, result []byte) error {
 	var head [64]byte
 	h := append(head[:0], "id: "...)
 	h = strconv.AppendUint(h, seq, 10)
-	h = append(h, "\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...)
-	for _, part := range [][]byte{h, s.id, []byte(`,"result":`), result, []byte("}\n\n")} {
+	parts := [][]byte{append(h, "\ndata: "...), result, []byte("\n\n")}
+	if !s.rp.rest {
+		parts = [][]byte{append(h, "\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...), s.rp.id, []byte(`,"result":`), result, []byte("}\n\n")}
+	}
+	for _, part := range parts {
 		if _, err := s.w.Write(part); err != nil {
 			return err
 		}
@@ -79,11 +99,15 @@ func (s *sse) frame(seq uint64, result []byte) error {
 	return nil
 }
 
-// fail ends the stream with a JSON-RPC error event (no id line: it is not
-// an event of the task).
+// fail ends the stream with an error event (no id line: it is not an
+// event of the task): a JSON-RPC error, or a REST error body.
 func (s *sse) fail(e *Error) {
 	s.begin()
-	b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.info()}})
+	var v any = rpcResponse{JSONRPC: "2.0", ID: s.rp.id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.info()}}
+	if s.rp.rest {
+		v = restErrorBody(e)
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
@@ -235,16 +259,11 @@ func (h *Handler) pump(ctx context.Context, s *sse, w *projections.Watch, after 
 
 // sendStreamingMessage serves SendStreamingMessage: the task first, then its
 // events as they happen, until it is terminal or interrupted.
-func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage) {
+func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, rp reply, p *a2a.SendMessageRequest) {
 	ctx := r.Context()
-	var p a2a.SendMessageRequest
-	if perr := decodeObject(params, &p); perr != nil {
-		h.writeError(w, id, perr)
-		return
-	}
-	tenant, cfg, perr := h.checkSend(&p)
+	tenant, cfg, perr := h.checkSend(p)
 	if perr != nil {
-		h.writeError(w, id, perr)
+		h.fail(w, rp, perr)
 		return
 	}
 	newID := a2a.NewTaskID()
@@ -254,9 +273,9 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, i
 	}
 	watch := h.feed.WatchBounded(tenant, watched, h.cfg.StreamBuffer)
 	defer func() { watch.Close() }()
-	res, perr := h.send(ctx, tenant, &p, cfg, newID)
+	res, perr := h.send(ctx, tenant, p, cfg, newID)
 	if perr != nil {
-		h.writeError(w, id, perr)
+		h.fail(w, rp, perr)
 		return
 	}
 	v := res.View
@@ -265,11 +284,11 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, i
 		watch.Close()
 		watch = h.feed.WatchBounded(tenant, v.Task.ID, h.cfg.StreamBuffer)
 		if v, err = h.views.Load(ctx, tenant, v.Task.ID); err != nil {
-			h.writeError(w, id, toError(err, string(res.View.Task.ID)))
+			h.fail(w, rp, toError(err, string(res.View.Task.ID)))
 			return
 		}
 	}
-	s := newSSE(w, id)
+	s := newSSE(w, rp)
 	if err := s.event(v.Seq, a2a.StreamResponse{Event: renderTask(v, cfg.HistoryLength, true)}); err != nil {
 		return
 	}
@@ -320,38 +339,33 @@ func lastEventID(r *http.Request, p *subscribeParams) (seq uint64, ok bool, perr
 // current task and then every later event; with Last-Event-ID L, exactly
 // the events after L (the task first if events after L have aged out of
 // the stream), then every later event.
-func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage) {
+func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, rp reply, p *subscribeParams) {
 	ctx := r.Context()
-	var p subscribeParams
-	if perr := decodeObject(params, &p); perr != nil {
-		h.writeError(w, id, perr)
-		return
-	}
 	tenant, perr := tenantOf(p.Tenant)
 	if perr != nil {
-		h.writeError(w, id, perr)
+		h.fail(w, rp, perr)
 		return
 	}
 	if p.ID == "" {
-		h.writeError(w, id, invalidParams("id is required"))
+		h.fail(w, rp, invalidParams("id is required"))
 		return
 	}
-	last, resume, perr := lastEventID(r, &p)
+	last, resume, perr := lastEventID(r, p)
 	if perr != nil {
-		h.writeError(w, id, perr)
+		h.fail(w, rp, perr)
 		return
 	}
 	watch := h.feed.WatchBounded(tenant, p.ID, h.cfg.StreamBuffer)
 	defer watch.Close()
 	v, err := h.views.Load(ctx, tenant, p.ID)
 	if err != nil {
-		h.writeError(w, id, toError(err, string(p.ID)))
+		h.fail(w, rp, toError(err, string(p.ID)))
 		return
 	}
-	s := newSSE(w, id)
+	s := newSSE(w, rp)
 	if !resume {
 		if v.Terminal() {
-			h.writeError(w, id, &Error{Code: codeUnsupportedOperation,
+			h.fail(w, rp, &Error{Code: codeUnsupportedOperation,
 				Message:  "This operation is not supported: the task is in a terminal state; read it with GetTask",
 				Metadata: map[string]string{"taskId": string(p.ID)}})
 			return
@@ -411,7 +425,7 @@ func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, id jso
 		s.flush()
 		return
 	case err != nil && !s.began:
-		h.writeError(w, id, toError(err, string(p.ID)))
+		h.fail(w, rp, toError(err, string(p.ID)))
 		return
 	case err != nil:
 		if ctx.Err() == nil {

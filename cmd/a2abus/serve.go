@@ -337,6 +337,7 @@ func demoCard(publicURL string, demo bool) a2a.AgentCard {
 		Version:     Version,
 		SupportedInterfaces: []*a2a.AgentInterface{
 			{URL: publicURL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: publicURL, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2a.Version},
 		},
 		Provider:           &a2a.AgentProvider{Org: "a2abus", URL: "https://github.com/a2abus/a2abus"},
 		Capabilities:       a2a.AgentCapabilities{Streaming: true},

@@ -1,0 +1,256 @@
+package edge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// The v1.0 HTTP+JSON binding: every route of the spec at the HTTP root or
+// under a /{tenant} prefix. Results are the JSON-RPC results; errors are
+// google.rpc.Status bodies (AIP-193) with the spec's HTTP status; SSE
+// frames carry a bare StreamResponse with the same ids and resume rules as
+// JSON-RPC.
+
+// restStatus maps protocol error codes to the HTTP status and the
+// google.rpc code name of the REST binding.
+var restStatus = map[int]struct {
+	http int
+	name string
+}{
+	codeParseError:            {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeInvalidRequest:        {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeMethodNotFound:        {http.StatusNotFound, "UNIMPLEMENTED"},
+	codeInvalidParams:         {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeInternal:              {http.StatusInternalServerError, "INTERNAL"},
+	codeTaskNotFound:          {http.StatusNotFound, "NOT_FOUND"},
+	codeTaskNotCancelable:     {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codePushNotSupported:      {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeUnsupportedOperation:  {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeContentTypeNotSupport: {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeVersionNotSupported:   {http.StatusBadRequest, "FAILED_PRECONDITION"},
+}
+
+type restError struct {
+	Code    int         `json:"code"`
+	Status  string      `json:"status"`
+	Message string      `json:"message"`
+	Details []errorInfo `json:"details"`
+}
+
+func restErrorBody(e *Error) any {
+	st, ok := restStatus[e.Code]
+	if !ok {
+		st = restStatus[codeInternal]
+	}
+	return struct {
+		Error restError `json:"error"`
+	}{restError{Code: st.http, Status: st.name, Message: e.Message, Details: e.info()}}
+}
+
+// writeREST answers a REST request with the error e.
+func (h *Handler) writeREST(w http.ResponseWriter, e *Error) {
+	if e.Code == codeInternal {
+		h.logger.Error("request failed", "err", e.Err)
+	}
+	st, ok := restStatus[e.Code]
+	if !ok {
+		st = restStatus[codeInternal]
+	}
+	h.writeJSON(w, st.http, restErrorBody(e))
+}
+
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		h.logger.Error("encode response", "err", err)
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if _, err := w.Write(b); err != nil {
+		h.logger.Debug("write response", "err", err)
+	}
+}
+
+// restRoots are the first path segments of the v1.0 routes; any other
+// first segment is a tenant.
+var restRoots = []string{"message:send", "message:stream", "tasks", "extendedAgentCard"}
+
+// serveREST routes the HTTP+JSON binding.
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
+	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	tenant := ""
+	if len(segs) > 1 && !slices.Contains(restRoots, segs[0]) {
+		tenant, segs = segs[0], segs[1:]
+	}
+	if perr := checkVersion(r); perr != nil {
+		h.writeREST(w, perr)
+		return
+	}
+	result, perr := h.routeREST(w, r, tenant, segs)
+	switch {
+	case perr != nil:
+		h.writeREST(w, perr)
+	case result != nil:
+		h.writeJSON(w, http.StatusOK, result)
+	}
+}
+
+// routeREST runs one REST request. A nil result with a nil error means the
+// handler answered itself (a stream).
+func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant string, segs []string) (any, *Error) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	method := r.Method
+	notFound := &Error{Code: codeMethodNotFound, Message: fmt.Sprintf("Method not found: %s %s", method, truncate(r.URL.Path, 100))}
+	switch {
+	case len(segs) == 1 && segs[0] == "message:send" && method == http.MethodPost:
+		var p a2a.SendMessageRequest
+		if perr := h.restBody(w, r, &p, true); perr != nil {
+			return nil, perr
+		}
+		p.Tenant = tenant
+		return h.sendMessage(ctx, &p)
+	case len(segs) == 1 && segs[0] == "message:stream" && method == http.MethodPost:
+		var p a2a.SendMessageRequest
+		if perr := h.restBody(w, r, &p, true); perr != nil {
+			return nil, perr
+		}
+		p.Tenant = tenant
+		h.sendStreamingMessage(w, r, reply{rest: true}, &p)
+		return nil, nil
+	case len(segs) == 1 && segs[0] == "extendedAgentCard" && method == http.MethodGet:
+		return nil, &Error{Code: codeUnsupportedOperation, Message: "This operation is not supported: this agent has no extended agent card"}
+	case len(segs) == 1 && segs[0] == "tasks" && method == http.MethodGet:
+		p := a2a.ListTasksRequest{Tenant: tenant, ContextID: q.Get("contextId"), PageToken: q.Get("pageToken"), Status: a2a.TaskState(q.Get("status"))}
+		var perr *Error
+		if p.PageSize, perr = queryInt(q.Get("pageSize"), "pageSize"); perr != nil {
+			return nil, perr
+		}
+		if p.HistoryLength, perr = queryIntPtr(q.Get("historyLength"), "historyLength"); perr != nil {
+			return nil, perr
+		}
+		if v := q.Get("statusTimestampAfter"); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return nil, invalidParams("statusTimestampAfter %q is not an RFC 3339 time", truncate(v, 40))
+			}
+			p.StatusTimestampAfter = &t
+		}
+		if v := q.Get("includeArtifacts"); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, invalidParams("includeArtifacts must be true or false")
+			}
+			p.IncludeArtifacts = b
+		}
+		return h.listTasks(ctx, &p)
+	case len(segs) == 2 && segs[0] == "tasks":
+		id, verb, _ := strings.Cut(segs[1], ":")
+		switch {
+		case verb == "" && method == http.MethodGet:
+			hl, perr := queryIntPtr(q.Get("historyLength"), "historyLength")
+			if perr != nil {
+				return nil, perr
+			}
+			return h.getTask(ctx, &a2a.GetTaskRequest{Tenant: tenant, ID: a2a.TaskID(id), HistoryLength: hl})
+		case verb == "cancel" && method == http.MethodPost:
+			var p a2a.CancelTaskRequest
+			if perr := h.restBody(w, r, &p, false); perr != nil {
+				return nil, perr
+			}
+			p.Tenant, p.ID = tenant, a2a.TaskID(id)
+			return h.cancelTask(ctx, &p)
+		case verb == "subscribe" && (method == http.MethodGet || method == http.MethodPost):
+			p := subscribeParams{Tenant: tenant, ID: a2a.TaskID(id)}
+			if method == http.MethodPost {
+				var body subscribeParams
+				if perr := h.restBody(w, r, &body, false); perr != nil {
+					return nil, perr
+				}
+				p.LastEventID = body.LastEventID
+			}
+			h.subscribeToTask(w, r, reply{rest: true}, &p)
+			return nil, nil
+		}
+	case len(segs) >= 3 && segs[0] == "tasks" && segs[2] == "pushNotificationConfigs":
+		task := a2a.TaskID(segs[1])
+		switch {
+		case len(segs) == 3 && method == http.MethodPost:
+			var p a2a.PushConfig
+			if perr := h.restBody(w, r, &p, true); perr != nil {
+				return nil, perr
+			}
+			if p.TaskID != "" && p.TaskID != task {
+				return nil, invalidParams("taskId in the body differs from the path")
+			}
+			p.Tenant, p.TaskID = tenant, task
+			return h.createPushConfig(ctx, &p)
+		case len(segs) == 3 && method == http.MethodGet:
+			size, perr := queryInt(q.Get("pageSize"), "pageSize")
+			if perr != nil {
+				return nil, perr
+			}
+			return h.listPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{Tenant: tenant, TaskID: task, PageSize: size, PageToken: q.Get("pageToken")})
+		case len(segs) == 4 && method == http.MethodGet:
+			return h.getPushConfig(ctx, &a2a.GetTaskPushConfigRequest{Tenant: tenant, TaskID: task, ID: segs[3]})
+		case len(segs) == 4 && method == http.MethodDelete:
+			return h.deletePushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{Tenant: tenant, TaskID: task, ID: segs[3]})
+		}
+	}
+	return nil, notFound
+}
+
+// restBody decodes a JSON request body into v. An empty body is an empty
+// object unless required.
+func (h *Handler) restBody(w http.ResponseWriter, r *http.Request, v any, required bool) *Error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return invalidRequest(fmt.Sprintf("request body exceeds %d bytes", h.cfg.MaxBodyBytes))
+		}
+		return &Error{Code: codeParseError, Message: "Parse error: could not read the request body"}
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		if required {
+			return invalidParams("a JSON body is required")
+		}
+		return nil
+	}
+	if !json.Valid(body) {
+		return &Error{Code: codeParseError, Message: "Parse error: the body is not valid JSON"}
+	}
+	return decodeObject(body, v)
+}
+
+func queryInt(s, name string) (int, *Error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, invalidParams("%s must be an integer", name)
+	}
+	return n, nil
+}
+
+func queryIntPtr(s, name string) (*int, *Error) {
+	if s == "" {
+		return nil, nil
+	}
+	n, perr := queryInt(s, name)
+	if perr != nil {
+		return nil, perr
+	}
+	return &n, nil
+}
