@@ -599,7 +599,8 @@ func runIdle(b *testing.B, bin, text string, n int) (idleResult, error) {
 	if err != nil {
 		return res, err
 	}
-	// Let the worker start the task before the baseline is read.
+	// Let the worker start the task before the baseline is read. A fixed
+	// pause: RSS settles over time and no event says when it has.
 	time.Sleep(time.Second)
 	if res.rssBefore, _, err = procMemory(p.Pid()); err != nil {
 		return res, err
@@ -693,6 +694,8 @@ func runIdle(b *testing.B, bin, text string, n int) (idleResult, error) {
 		return res, err
 	}
 
+	// Fixed pauses below are measurement windows (RSS settling, CPU used
+	// over idleCPUWindow), not waits for an event.
 	time.Sleep(idleSettle)
 	idleFrames.Store(0)
 	cpu0, err := procCPU(p.Pid())
