@@ -34,6 +34,7 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./events/
 	$(GO) test -run '^$$' -fuzz FuzzJSONRPC -fuzztime 30s ./edge/
+	$(GO) test -run '^$$' -fuzz FuzzREST -fuzztime 30s ./edge/
 
 # Check formatting and vet.
 lint:
