@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,7 +132,10 @@ func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant strin
 	case len(segs) == 1 && segs[0] == "extendedAgentCard" && method == http.MethodGet:
 		return nil, &Error{Code: codeUnsupportedOperation, Message: "This operation is not supported: this agent has no extended agent card"}
 	case len(segs) == 1 && segs[0] == "tasks" && method == http.MethodGet:
-		p := a2a.ListTasksRequest{Tenant: tenant, ContextID: q.Get("contextId"), PageToken: q.Get("pageToken"), Status: a2a.TaskState(q.Get("status"))}
+		p := a2a.ListTasksRequest{Tenant: tenant, ContextID: q.Get("contextId"), PageToken: q.Get("pageToken")}
+		if st := q.Get("status"); st != "" && st != a2a.TaskStateUnspecified.String() {
+			p.Status = a2a.TaskState(st)
+		}
 		var perr *Error
 		if p.PageSize, perr = queryInt(q.Get("pageSize"), "pageSize"); perr != nil {
 			return nil, perr
@@ -139,7 +143,12 @@ func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant strin
 		if p.HistoryLength, perr = queryIntPtr(q.Get("historyLength"), "historyLength"); perr != nil {
 			return nil, perr
 		}
-		if v := q.Get("statusTimestampAfter"); v != "" {
+		after := q.Get("statusTimestampAfter")
+		if after == "" {
+			// The a2a-go v2 REST client sends this name.
+			after = q.Get("lastUpdatedAfter")
+		}
+		if v := after; v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
 				return nil, invalidParams("statusTimestampAfter %q is not an RFC 3339 time", truncate(v, 40))
@@ -230,7 +239,7 @@ func (h *Handler) restBody(w http.ResponseWriter, r *http.Request, v any, requir
 	if !json.Valid(body) {
 		return &Error{Code: codeParseError, Message: "Parse error: the body is not valid JSON"}
 	}
-	return decodeObject(body, v)
+	return decodeObject(bytes.TrimSpace(body), v)
 }
 
 func queryInt(s, name string) (int, *Error) {
