@@ -11,31 +11,33 @@ import (
 
 // JSON-RPC and A2A error codes.
 const (
-	codeParseError            = -32700
-	codeInvalidRequest        = -32600
-	codeMethodNotFound        = -32601
-	codeInvalidParams         = -32602
-	codeInternal              = -32603
-	codeTaskNotFound          = -32001
-	codeTaskNotCancelable     = -32002
-	codePushNotSupported      = -32003
-	codeUnsupportedOperation  = -32004
-	codeContentTypeNotSupport = -32005
-	codeVersionNotSupported   = -32009
+	codeParseError                = -32700
+	codeInvalidRequest            = -32600
+	codeMethodNotFound            = -32601
+	codeInvalidParams             = -32602
+	codeInternal                  = -32603
+	codeTaskNotFound              = -32001
+	codeTaskNotCancelable         = -32002
+	codePushNotSupported          = -32003
+	codeUnsupportedOperation      = -32004
+	codeContentTypeNotSupport     = -32005
+	codeExtendedCardNotConfigured = -32007
+	codeVersionNotSupported       = -32009
 )
 
 var reasons = map[int]string{
-	codeParseError:            "PARSE_ERROR",
-	codeInvalidRequest:        "INVALID_REQUEST",
-	codeMethodNotFound:        "METHOD_NOT_FOUND",
-	codeInvalidParams:         "INVALID_PARAMS",
-	codeInternal:              "INTERNAL_ERROR",
-	codeTaskNotFound:          "TASK_NOT_FOUND",
-	codeTaskNotCancelable:     "TASK_NOT_CANCELABLE",
-	codePushNotSupported:      "PUSH_NOTIFICATION_NOT_SUPPORTED",
-	codeUnsupportedOperation:  "UNSUPPORTED_OPERATION",
-	codeContentTypeNotSupport: "CONTENT_TYPE_NOT_SUPPORTED",
-	codeVersionNotSupported:   "VERSION_NOT_SUPPORTED",
+	codeParseError:                "PARSE_ERROR",
+	codeInvalidRequest:            "INVALID_REQUEST",
+	codeMethodNotFound:            "METHOD_NOT_FOUND",
+	codeInvalidParams:             "INVALID_PARAMS",
+	codeInternal:                  "INTERNAL_ERROR",
+	codeTaskNotFound:              "TASK_NOT_FOUND",
+	codeTaskNotCancelable:         "TASK_NOT_CANCELABLE",
+	codePushNotSupported:          "PUSH_NOTIFICATION_NOT_SUPPORTED",
+	codeUnsupportedOperation:      "UNSUPPORTED_OPERATION",
+	codeContentTypeNotSupport:     "CONTENT_TYPE_NOT_SUPPORTED",
+	codeVersionNotSupported:       "VERSION_NOT_SUPPORTED",
+	codeExtendedCardNotConfigured: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
 }
 
 // Error is a protocol error: a code, a message for the client and

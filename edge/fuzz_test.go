@@ -83,6 +83,7 @@ var jsonrpcSeeds = []string{
 	`{"jsonrpc":"2.0","id":14,"method":"SendStreamingMessage","params":{}}`,
 	`{"jsonrpc":"2.0","id":15,"method":"GetTaskPushNotificationConfig","params":{}}`,
 	`{"jsonrpc":"2.0","id":16,"method":"tasks/bogus"}`,
+	`{"jsonrpc":"2.0","id":"v3","method":"tasks/get","params":{"id":"0197a0c4-7f0e-7d2a-9a51-3c1b0a9e7f21"}}`,
 	`{"jsonrpc":"1.0","id":17,"method":"GetTask"}`,
 	`{"jsonrpc":"2.0","id":{},"method":"GetTask"}`,
 	`{"jsonrpc":"2.0","id":null,"method":7}`,
@@ -190,6 +191,15 @@ func checkRPCResponse(t *testing.T, body []byte, rec *httptest.ResponseRecorder,
 				Metadata map[string]string `json:"metadata"`
 			} `json:"data"`
 		}
+		// v0.x errors carry the ErrorInfo as an object, v1.0 in an array.
+		if i := bytes.Index(rawErr, []byte(`"data":{`)); i >= 0 {
+			fixed := append([]byte{}, rawErr[:i+7]...)
+			fixed = append(fixed, '[')
+			end := bytes.LastIndexByte(rawErr, '}')
+			fixed = append(fixed, rawErr[i+7:end]...)
+			fixed = append(fixed, ']', '}')
+			rawErr = fixed
+		}
 		dec := json.NewDecoder(bytes.NewReader(rawErr))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&e); err != nil {
@@ -235,7 +245,7 @@ func TestJSONRPCSeeds(t *testing.T) {
 	// fuzzing.
 	h := newFuzzHandler(t)
 	want := []int{-32001, -32001, -32001, -32602, 0, -32602, -32602, -32602, -32001, -32602,
-		-32602, -32602, -32001, 0, -32602, -32003, -32601, -32600, -32600, -32600,
+		-32602, -32602, -32001, 0, -32602, -32003, -32601, -32001, -32600, -32600, -32600,
 		-32600, -32001, -32602, -32700, -32700, -32600}
 	if len(want) != len(jsonrpcSeeds) {
 		t.Fatalf("%d codes for %d seeds", len(want), len(jsonrpcSeeds))

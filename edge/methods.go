@@ -167,6 +167,15 @@ func (h *Handler) checkSend(p *a2a.SendMessageRequest) (string, *a2a.SendMessage
 }
 
 func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (any, *Error) {
+	t, perr := h.sendMessageTask(ctx, p, dialect1)
+	if perr != nil {
+		return nil, perr
+	}
+	return sendMessageResponse{Task: t}, nil
+}
+
+// sendMessageTask runs SendMessage in any dialect and returns the task.
+func (h *Handler) sendMessageTask(ctx context.Context, p *a2a.SendMessageRequest, dialect string) (*a2a.Task, *Error) {
 	tenant, cfg, perr := h.checkSend(p)
 	if perr != nil {
 		return nil, perr
@@ -182,13 +191,13 @@ func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (a
 		watch = h.feed.Watch(tenant, watched)
 		defer func() { watch.Close() }()
 	}
-	res, perr := h.send(ctx, tenant, p, cfg, newID)
+	res, perr := h.send(ctx, tenant, p, cfg, newID, dialect)
 	if perr != nil {
 		return nil, perr
 	}
 	v := res.View
 	if !blocking {
-		return renderResult(v, cfg.HistoryLength), nil
+		return renderTask(v, cfg.HistoryLength, true), nil
 	}
 	var err error
 	since := res.Seq
@@ -206,18 +215,18 @@ func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (a
 	if err != nil {
 		return nil, toError(err, string(v.Task.ID))
 	}
-	return renderResult(v, cfg.HistoryLength), nil
+	return renderTask(v, cfg.HistoryLength, true), nil
 }
 
 // send stores the send's push config, if any, and runs the engine's Send.
 // The config is stored first so the task's first status already reaches
 // it; a failed or replayed send removes it again.
-func (h *Handler) send(ctx context.Context, tenant string, p *a2a.SendMessageRequest, cfg *a2a.SendMessageConfig, newID a2a.TaskID) (engine.SendResult, *Error) {
+func (h *Handler) send(ctx context.Context, tenant string, p *a2a.SendMessageRequest, cfg *a2a.SendMessageConfig, newID a2a.TaskID, dialect string) (engine.SendResult, *Error) {
 	undo, perr := h.sendPushConfig(ctx, tenant, cfg.PushConfig, p.Message, newID)
 	if perr != nil {
 		return engine.SendResult{}, perr
 	}
-	res, err := h.engine.Send(ctx, engine.SendCommand{Tenant: tenant, Message: p.Message, Dialect: dialect1, NewTaskID: newID})
+	res, err := h.engine.Send(ctx, engine.SendCommand{Tenant: tenant, Message: p.Message, Dialect: dialect, NewTaskID: newID})
 	if err != nil {
 		undo()
 		return res, toError(err, string(p.Message.TaskID))
@@ -253,10 +262,6 @@ func (h *Handler) await(ctx context.Context, w *projections.Watch, v *events.Vie
 // sendMessageResponse is the v1.0 SendMessageResponse with a task.
 type sendMessageResponse struct {
 	Task *a2a.Task `json:"task"`
-}
-
-func renderResult(v *events.View, historyLength *int) sendMessageResponse {
-	return sendMessageResponse{Task: renderTask(v, historyLength, true)}
 }
 
 // renderTask returns the client's copy of a view: history cut to

@@ -23,6 +23,9 @@ type Push struct {
 	Signer *jwks.Signer
 }
 
+// errConfigMissing is a config that a lookup did not find.
+var errConfigMissing = webhook.ErrConfigNotFound
+
 func errPushNotSupported() *Error {
 	return &Error{Code: codePushNotSupported, Message: "Push Notification is not supported by this agent"}
 }

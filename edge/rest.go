@@ -27,17 +27,18 @@ var restStatus = map[int]struct {
 	http int
 	name string
 }{
-	codeParseError:            {http.StatusBadRequest, "INVALID_ARGUMENT"},
-	codeInvalidRequest:        {http.StatusBadRequest, "INVALID_ARGUMENT"},
-	codeMethodNotFound:        {http.StatusNotFound, "UNIMPLEMENTED"},
-	codeInvalidParams:         {http.StatusBadRequest, "INVALID_ARGUMENT"},
-	codeInternal:              {http.StatusInternalServerError, "INTERNAL"},
-	codeTaskNotFound:          {http.StatusNotFound, "NOT_FOUND"},
-	codeTaskNotCancelable:     {http.StatusBadRequest, "FAILED_PRECONDITION"},
-	codePushNotSupported:      {http.StatusBadRequest, "FAILED_PRECONDITION"},
-	codeUnsupportedOperation:  {http.StatusBadRequest, "FAILED_PRECONDITION"},
-	codeContentTypeNotSupport: {http.StatusBadRequest, "INVALID_ARGUMENT"},
-	codeVersionNotSupported:   {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeParseError:                {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeInvalidRequest:            {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeMethodNotFound:            {http.StatusNotFound, "UNIMPLEMENTED"},
+	codeInvalidParams:             {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeInternal:                  {http.StatusInternalServerError, "INTERNAL"},
+	codeTaskNotFound:              {http.StatusNotFound, "NOT_FOUND"},
+	codeTaskNotCancelable:         {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codePushNotSupported:          {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeUnsupportedOperation:      {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeContentTypeNotSupport:     {http.StatusBadRequest, "INVALID_ARGUMENT"},
+	codeVersionNotSupported:       {http.StatusBadRequest, "FAILED_PRECONDITION"},
+	codeExtendedCardNotConfigured: {http.StatusBadRequest, "FAILED_PRECONDITION"},
 }
 
 type restError struct {
@@ -93,7 +94,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	if len(segs) > 1 && !slices.Contains(restRoots, segs[0]) {
 		tenant, segs = segs[0], segs[1:]
 	}
-	if perr := checkVersion(r); perr != nil {
+	if _, perr := checkVersion(r); perr != nil {
 		h.writeREST(w, perr)
 		return
 	}

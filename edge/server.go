@@ -153,9 +153,10 @@ type rpcResponse struct {
 }
 
 type rpcError struct {
-	Code    int         `json:"code"`
-	Message string      `json:"message"`
-	Data    []errorInfo `json:"data,omitempty"`
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	// Data is []errorInfo in v1.0 and an errorInfo object in v0.x.
+	Data any `json:"data,omitempty"`
 }
 
 var nullID = json.RawMessage("null")
@@ -199,8 +200,31 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, id, invalidRequest(`"method" must be a non-empty string`))
 		return
 	}
-	if perr := checkVersion(r); perr != nil {
+	version, perr := checkVersion(r)
+	if perr != nil {
 		h.writeError(w, id, perr)
+		return
+	}
+	if v03Methods[method] {
+		if version == "1.0" {
+			h.writeError(w, id, &Error{Code: codeMethodNotFound, Message: "Method not found: " + method + " is a v0.3 method; A2A-Version 1.0 names it in PascalCase"})
+			return
+		}
+		switch method {
+		case "message/stream", "tasks/resubscribe":
+			h.streamV03(w, r, id, method, req.Params)
+			return
+		}
+		result, perr := h.callV03(r, method, req.Params)
+		if perr != nil {
+			h.writeErrorV03(w, id, perr)
+			return
+		}
+		h.write(w, rpcResponse{JSONRPC: "2.0", ID: id, Result: result})
+		return
+	}
+	if version == "0.3" && method != "" && method[0] >= 'A' && method[0] <= 'Z' {
+		h.writeError(w, id, &Error{Code: codeMethodNotFound, Message: "Method not found: " + truncate(method, 100) + " is a v1.0 method; send A2A-Version 1.0"})
 		return
 	}
 	switch method {
@@ -242,25 +266,39 @@ func checkID(raw json.RawMessage) (json.RawMessage, *Error) {
 	return nil, invalidRequest(`"id" must be a string or a number`)
 }
 
-// checkVersion answers -32009 for an A2A-Version this edge does not serve.
-func checkVersion(r *http.Request) *Error {
+// checkVersion returns the requested A2A-Version as Major.Minor ("" when
+// none is given) and answers -32009 for a version this edge does not
+// serve. A patch part is ignored; 0.2 is served as 0.3, its superset.
+func checkVersion(r *http.Request) (string, *Error) {
 	v := r.Header.Get(a2a.SvcParamVersion)
 	if v == "" {
 		v = r.URL.Query().Get(a2a.SvcParamVersion)
 	}
 	if v == "" {
-		return nil
+		return "", nil
 	}
 	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
 	mm := parts[0]
 	if len(parts) > 1 {
 		mm += "." + parts[1]
 	}
-	if mm == "1.0" || mm == "1" {
-		return nil
+	switch mm {
+	case "1.0", "1":
+		return "1.0", nil
+	case "0.3", "0.2":
+		return "0.3", nil
 	}
-	return &Error{Code: codeVersionNotSupported, Message: fmt.Sprintf("This version is not supported: A2A-Version %q; this server speaks 1.0", v),
-		Metadata: map[string]string{"requestedVersion": v, "supportedVersions": "1.0"}}
+	return "", &Error{Code: codeVersionNotSupported, Message: fmt.Sprintf("This version is not supported: A2A-Version %q; this server speaks 1.0 and 0.3", v),
+		Metadata: map[string]string{"requestedVersion": v, "supportedVersions": "1.0,0.3"}}
+}
+
+// writeErrorV03 answers with a v0.x JSON-RPC error, whose data is a
+// free-form object: here the ErrorInfo.
+func (h *Handler) writeErrorV03(w http.ResponseWriter, id json.RawMessage, e *Error) {
+	if e.Code == codeInternal {
+		h.logger.Error("request failed", "err", e.Err)
+	}
+	h.write(w, rpcResponse{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.info()[0]}})
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, id json.RawMessage, e *Error) {

@@ -33,15 +33,35 @@ var errStreamDone = errors.New("stream done")
 type reply struct {
 	rest bool
 	id   json.RawMessage
+	// v03 renders stream items in the v0.3 dialect.
+	v03 bool
+}
+
+func (rp reply) dialect() string {
+	if rp.v03 {
+		return dialect03
+	}
+	return dialect1
+}
+
+// taskItem is the stream item of a task snapshot.
+func (rp reply) taskItem(t *a2a.Task) any {
+	if rp.v03 {
+		return v03TaskOf(t)
+	}
+	return a2a.StreamResponse{Event: t}
 }
 
 // fail answers a request that has not started streaming with e.
 func (h *Handler) fail(w http.ResponseWriter, rp reply, e *Error) {
-	if rp.rest {
+	switch {
+	case rp.rest:
 		h.writeREST(w, e)
-		return
+	case rp.v03:
+		h.writeErrorV03(w, rp.id, e)
+	default:
+		h.writeError(w, rp.id, e)
 	}
-	h.writeError(w, rp.id, e)
 }
 
 // sse writes one SSE stream: JSON-RPC responses, or bare StreamResponses
@@ -103,7 +123,11 @@ func (s *sse) frame(seq uint64, result []byte) error {
 // event of the task): a JSON-RPC error, or a REST error body.
 func (s *sse) fail(e *Error) {
 	s.begin()
-	var v any = rpcResponse{JSONRPC: "2.0", ID: s.rp.id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: e.info()}}
+	var data any = e.info()
+	if s.rp.v03 {
+		data = e.info()[0]
+	}
+	var v any = rpcResponse{JSONRPC: "2.0", ID: s.rp.id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: data}}
 	if s.rp.rest {
 		v = restErrorBody(e)
 	}
@@ -132,7 +156,7 @@ func (s *sse) flush() error {
 // final reports that the stream ends after it. Encodings are shared by
 // every stream of the edge through a cache keyed by stream sequence, so
 // an event watched by many subscribers is encoded once.
-func (h *Handler) streamItem(ev events.Event) (item []byte, final bool, err error) {
+func (h *Handler) streamItem(ev events.Event, rp reply) (item []byte, final bool, err error) {
 	switch b := ev.Body.(type) {
 	case *a2a.TaskStatusUpdateEvent:
 		final = h.closesStream(b.Status.State)
@@ -140,23 +164,30 @@ func (h *Handler) streamItem(ev events.Event) (item []byte, final bool, err erro
 	default:
 		return nil, false, nil
 	}
-	if item, ok := h.encoded.get(ev.Seq); ok {
+	key := encodedKey{ev.Seq, rp.v03}
+	if item, ok := h.encoded.get(key); ok {
 		return item, final, nil
 	}
-	var v a2a.Event
+	var v any
 	switch b := ev.Body.(type) {
 	case *events.Created:
-		v = b.Task
+		v = rp.taskItem(b.Task)
 	case *a2a.TaskStatusUpdateEvent:
-		v = b
+		v = a2a.StreamResponse{Event: b}
+		if rp.v03 {
+			v = v03StatusEventOf(b, final)
+		}
 	case *a2a.TaskArtifactUpdateEvent:
-		v = b
+		v = a2a.StreamResponse{Event: b}
+		if rp.v03 {
+			v = v03ArtifactEventOf(b)
+		}
 	}
-	item, err = json.Marshal(a2a.StreamResponse{Event: v})
+	item, err = json.Marshal(v)
 	if err != nil {
 		return nil, false, err
 	}
-	h.encoded.put(ev.Seq, item)
+	h.encoded.put(key, item)
 	return item, final, nil
 }
 
@@ -166,23 +197,29 @@ func (h *Handler) streamItem(ev events.Event) (item []byte, final bool, err erro
 type encodedCache struct {
 	// mu guards items and order.
 	mu    sync.Mutex
-	items map[uint64][]byte
-	order []uint64 // ring of keys, oldest at next
+	items map[encodedKey][]byte
+	order []encodedKey // ring of keys, oldest at next
 	next  int
 }
 
-func newEncodedCache(size int) *encodedCache {
-	return &encodedCache{items: make(map[uint64][]byte, size), order: make([]uint64, size)}
+// encodedKey is an event's sequence and the dialect it is rendered in.
+type encodedKey struct {
+	seq uint64
+	v03 bool
 }
 
-func (c *encodedCache) get(seq uint64) ([]byte, bool) {
+func newEncodedCache(size int) *encodedCache {
+	return &encodedCache{items: make(map[encodedKey][]byte, size), order: make([]encodedKey, size)}
+}
+
+func (c *encodedCache) get(seq encodedKey) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b, ok := c.items[seq]
 	return b, ok
 }
 
-func (c *encodedCache) put(seq uint64, b []byte) {
+func (c *encodedCache) put(seq encodedKey, b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.items[seq]; ok {
@@ -223,7 +260,7 @@ func (h *Handler) pump(ctx context.Context, s *sse, w *projections.Watch, after 
 			if ev.Seq <= after {
 				continue
 			}
-			item, final, err := h.streamItem(ev)
+			item, final, err := h.streamItem(ev, s.rp)
 			after = ev.Seq
 			if err != nil {
 				h.logger.Error("encode stream item", "seq", ev.Seq, "err", err)
@@ -273,7 +310,7 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, r
 	}
 	watch := h.feed.WatchBounded(tenant, watched, h.cfg.StreamBuffer)
 	defer func() { watch.Close() }()
-	res, perr := h.send(ctx, tenant, p, cfg, newID)
+	res, perr := h.send(ctx, tenant, p, cfg, newID, rp.dialect())
 	if perr != nil {
 		h.fail(w, rp, perr)
 		return
@@ -289,7 +326,7 @@ func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, r
 		}
 	}
 	s := newSSE(w, rp)
-	if err := s.event(v.Seq, a2a.StreamResponse{Event: renderTask(v, cfg.HistoryLength, true)}); err != nil {
+	if err := s.event(v.Seq, rp.taskItem(renderTask(v, cfg.HistoryLength, true))); err != nil {
 		return
 	}
 	if v.Terminal() || (res.Replayed && h.closesStream(v.Task.Status.State)) {
@@ -370,7 +407,7 @@ func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, rp rep
 				Metadata: map[string]string{"taskId": string(p.ID)}})
 			return
 		}
-		if err := s.event(v.Seq, a2a.StreamResponse{Event: renderTask(v, nil, true)}); err != nil {
+		if err := s.event(v.Seq, rp.taskItem(renderTask(v, nil, true))); err != nil {
 			return
 		}
 		h.pump(ctx, s, watch, v.Seq)
@@ -392,7 +429,7 @@ func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, rp rep
 		if first && ev.Prev > last {
 			// Events after last have aged out: the task as it is now
 			// stands in for them.
-			if err := s.event(v.Seq, a2a.StreamResponse{Event: renderTask(v, nil, true)}); err != nil {
+			if err := s.event(v.Seq, rp.taskItem(renderTask(v, nil, true))); err != nil {
 				return err
 			}
 			after = v.Seq
@@ -404,7 +441,7 @@ func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, rp rep
 		if ev.Seq <= after {
 			return nil
 		}
-		item, final, err := h.streamItem(ev)
+		item, final, err := h.streamItem(ev, s.rp)
 		after = ev.Seq
 		if err != nil {
 			return err

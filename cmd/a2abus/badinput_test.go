@@ -82,7 +82,8 @@ func badInputCases(done, asking setupTask) []badInputCase {
 		{name: "bool id", body: `{"jsonrpc":"2.0","id":true,"method":"GetTask","params":{"id":"x"}}`, wantCode: -32600, wantID: "null"},
 		{name: "missing id", body: `{"jsonrpc":"2.0","method":"SendMessage","params":{"message":{"messageId":"n1","role":"ROLE_USER","parts":[{"text":"echo hi"}]},"configuration":{"returnImmediately":true}}}`, wantCode: -32600, wantID: "null"},
 		{name: "unknown method", body: rpcBody("tasks/bogus", `{}`), wantCode: -32601, wantID: "1"},
-		{name: "v0.3 method name", body: rpcBody("message/send", `{}`), wantCode: -32601, wantID: "1"},
+		{name: "v0.3 method name under A2A-Version 1.0", body: rpcBody("message/send", `{}`), headers: map[string]string{"A2A-Version": "1.0"}, wantCode: -32601, wantID: "1"},
+		{name: "v1.0 method name under A2A-Version 0.3", body: rpcBody("GetTask", `{"id":"x"}`), headers: map[string]string{"A2A-Version": "0.3"}, wantCode: -32601, wantID: "1"},
 		{name: "oversized body", raw: []byte(big), wantCode: -32600, wantID: "null"},
 
 		// Versions.
