@@ -100,6 +100,8 @@ func decodeObject(raw json.RawMessage, v any) *Error {
 	return nil
 }
 
+func isNotFound(err error) bool { return errors.Is(err, events.ErrTaskNotFound) }
+
 func tenantOf(t string) (string, *Error) {
 	if t == "" {
 		return events.DefaultTenant, nil
@@ -167,21 +169,24 @@ func (h *Handler) checkSend(p *a2a.SendMessageRequest) (string, *a2a.SendMessage
 }
 
 func (h *Handler) sendMessage(ctx context.Context, p *a2a.SendMessageRequest) (any, *Error) {
-	t, perr := h.sendMessageTask(ctx, p, dialect1)
+	t, perr := h.sendMessageTask(ctx, p, dialect1, "")
 	if perr != nil {
 		return nil, perr
 	}
 	return sendMessageResponse{Task: t}, nil
 }
 
-// sendMessageTask runs SendMessage in any dialect and returns the task.
-func (h *Handler) sendMessageTask(ctx context.Context, p *a2a.SendMessageRequest, dialect string) (*a2a.Task, *Error) {
+// sendMessageTask runs SendMessage in any dialect and returns the task. A
+// new task gets the id newID (v0.1 clients choose it), or a fresh one.
+func (h *Handler) sendMessageTask(ctx context.Context, p *a2a.SendMessageRequest, dialect string, newID a2a.TaskID) (*a2a.Task, *Error) {
 	tenant, cfg, perr := h.checkSend(p)
 	if perr != nil {
 		return nil, perr
 	}
 	blocking := !cfg.ReturnImmediately
-	newID := a2a.NewTaskID()
+	if newID == "" {
+		newID = a2a.NewTaskID()
+	}
 	watched := p.Message.TaskID
 	if watched == "" {
 		watched = newID

@@ -84,6 +84,7 @@ func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *project
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.serveCard)
 	h.mux.HandleFunc("OPTIONS /.well-known/agent-card.json", h.serveCard)
 	h.mux.HandleFunc("GET /.well-known/jwks.json", h.serveJWKS)
+	h.mux.HandleFunc("GET /.well-known/agent.json", h.serveV01Card)
 	h.mux.HandleFunc("/", h.serveREST)
 	return h
 }
@@ -205,7 +206,21 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, id, perr)
 		return
 	}
-	if v03Methods[method] {
+	legacy01 := v01Methods[method] || (sharedMethods[method] && h.taskDialect(r, req.Params) == dialect01)
+	if legacy01 && version != "1.0" {
+		if method == "tasks/sendSubscribe" || method == "tasks/resubscribe" {
+			h.streamV01(w, r, id, method, req.Params)
+			return
+		}
+		result, perr := h.callV01(r, method, req.Params)
+		if perr != nil {
+			h.writeErrorV03(w, id, perr)
+			return
+		}
+		h.write(w, rpcResponse{JSONRPC: "2.0", ID: id, Result: result})
+		return
+	}
+	if v03Methods[method] || v01Methods[method] {
 		if version == "1.0" {
 			h.writeError(w, id, &Error{Code: codeMethodNotFound, Message: "Method not found: " + method + " is a v0.3 method; A2A-Version 1.0 names it in PascalCase"})
 			return

@@ -33,20 +33,27 @@ var errStreamDone = errors.New("stream done")
 type reply struct {
 	rest bool
 	id   json.RawMessage
-	// v03 renders stream items in the v0.3 dialect.
-	v03 bool
+	// v03 and v01 render in the v0.3 or the v0.1 dialect.
+	v03, v01 bool
 }
 
 func (rp reply) dialect() string {
-	if rp.v03 {
+	switch {
+	case rp.v01:
+		return dialect01
+	case rp.v03:
 		return dialect03
 	}
 	return dialect1
 }
 
-// taskItem is the stream item of a task snapshot.
+// taskItem is the stream item of a task snapshot. v0.1 streams have no
+// task item: the snapshot is its status.
 func (rp reply) taskItem(t *a2a.Task) any {
-	if rp.v03 {
+	switch {
+	case rp.v01:
+		return v01StatusEventOf(t.ID, t.Status, false)
+	case rp.v03:
 		return v03TaskOf(t)
 	}
 	return a2a.StreamResponse{Event: t}
@@ -71,6 +78,8 @@ type sse struct {
 	rc    *http.ResponseController
 	rp    reply
 	began bool
+	// artIndex numbers the task's artifacts for v0.1 frames.
+	artIndex map[a2a.ArtifactID]int
 }
 
 func newSSE(w http.ResponseWriter, rp reply) *sse {
@@ -156,13 +165,20 @@ func (s *sse) flush() error {
 // final reports that the stream ends after it. Encodings are shared by
 // every stream of the edge through a cache keyed by stream sequence, so
 // an event watched by many subscribers is encoded once.
-func (h *Handler) streamItem(ev events.Event, rp reply) (item []byte, final bool, err error) {
+func (h *Handler) streamItem(ev events.Event, s *sse) (item []byte, final bool, err error) {
+	rp := s.rp
 	switch b := ev.Body.(type) {
 	case *a2a.TaskStatusUpdateEvent:
 		final = h.closesStream(b.Status.State)
 	case *events.Created, *a2a.TaskArtifactUpdateEvent:
 	default:
 		return nil, false, nil
+	}
+	if rp.v01 {
+		// v0.1 artifact events carry the artifact's index in the task,
+		// which is per stream: not cached.
+		item, err = json.Marshal(s.v01Item(ev, final))
+		return item, final, err
 	}
 	key := encodedKey{ev.Seq, rp.v03}
 	if item, ok := h.encoded.get(key); ok {
@@ -260,7 +276,7 @@ func (h *Handler) pump(ctx context.Context, s *sse, w *projections.Watch, after 
 			if ev.Seq <= after {
 				continue
 			}
-			item, final, err := h.streamItem(ev, s.rp)
+			item, final, err := h.streamItem(ev, s)
 			after = ev.Seq
 			if err != nil {
 				h.logger.Error("encode stream item", "seq", ev.Seq, "err", err)
@@ -297,13 +313,21 @@ func (h *Handler) pump(ctx context.Context, s *sse, w *projections.Watch, after 
 // sendStreamingMessage serves SendStreamingMessage: the task first, then its
 // events as they happen, until it is terminal or interrupted.
 func (h *Handler) sendStreamingMessage(w http.ResponseWriter, r *http.Request, rp reply, p *a2a.SendMessageRequest) {
+	h.sendStreamingMessageID(w, r, rp, p, "")
+}
+
+// sendStreamingMessageID is SendStreamingMessage whose new task gets the id
+// newID, or a fresh one.
+func (h *Handler) sendStreamingMessageID(w http.ResponseWriter, r *http.Request, rp reply, p *a2a.SendMessageRequest, newID a2a.TaskID) {
 	ctx := r.Context()
 	tenant, cfg, perr := h.checkSend(p)
 	if perr != nil {
 		h.fail(w, rp, perr)
 		return
 	}
-	newID := a2a.NewTaskID()
+	if newID == "" {
+		newID = a2a.NewTaskID()
+	}
 	watched := p.Message.TaskID
 	if watched == "" {
 		watched = newID
@@ -441,7 +465,7 @@ func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, rp rep
 		if ev.Seq <= after {
 			return nil
 		}
-		item, final, err := h.streamItem(ev, s.rp)
+		item, final, err := h.streamItem(ev, s)
 		after = ev.Seq
 		if err != nil {
 			return err

@@ -322,7 +322,7 @@ func (h *Handler) callV03(r *http.Request, method string, params json.RawMessage
 		if perr != nil {
 			return nil, perr
 		}
-		t, perr := h.sendMessageTask(ctx, req, dialect03)
+		t, perr := h.sendMessageTask(ctx, req, dialect03, "")
 		if perr != nil {
 			return nil, perr
 		}
