@@ -100,7 +100,7 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	card := h.card(r)
-	b, err := json.Marshal(card)
+	b, err := unionCard(card)
 	if err != nil {
 		h.logger.Error("encode agent card", "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -109,6 +109,34 @@ func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_, _ = w.Write(b)
+}
+
+// unionCard renders the card for v1.0 and v0.3 clients at once, as the
+// spec's backward-compatibility guidance allows: the v1.0 card plus the v0.3
+// top-level fields (protocolVersion, url, preferredTransport,
+// additionalInterfaces) that v0.3 clients read. supportedInterfaces also
+// lists the v0.3 JSON-RPC interface.
+func unionCard(card a2a.AgentCard) ([]byte, error) {
+	if len(card.SupportedInterfaces) == 0 {
+		return json.Marshal(card)
+	}
+	first := card.SupportedInterfaces[0]
+	card.SupportedInterfaces = append(card.SupportedInterfaces,
+		&a2a.AgentInterface{URL: first.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3"})
+	b, err := json.Marshal(card)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["protocolVersion"] = "0.3"
+	m["url"] = first.URL
+	m["preferredTransport"] = "JSONRPC"
+	m["additionalInterfaces"] = []map[string]string{{"url": first.URL, "transport": "JSONRPC"}}
+	m["supportsAuthenticatedExtendedCard"] = false
+	return json.Marshal(m)
 }
 
 // card returns the configured card with empty interface URLs filled from
