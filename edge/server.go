@@ -266,8 +266,15 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 		h.write(w, rpcResponse{JSONRPC: "2.0", ID: id, Result: result})
 		return
 	}
-	if version == "0.3" && method != "" && method[0] >= 'A' && method[0] <= 'Z' {
-		h.writeError(w, id, &Error{Code: codeMethodNotFound, Message: "Method not found: " + truncate(method, 100) + " is a v1.0 method; send A2A-Version 1.0"})
+	pascal := method[0] >= 'A' && method[0] <= 'Z'
+	// A v0.x request (by header, or by a method name that is not v1.0)
+	// gets v0.x error data.
+	writeErr := h.writeError
+	if version == "0.3" || (version == "" && !pascal) {
+		writeErr = h.writeErrorV03
+	}
+	if version == "0.3" && pascal {
+		writeErr(w, id, &Error{Code: codeMethodNotFound, Message: "Method not found: " + truncate(method, 100) + " is a v1.0 method; send A2A-Version 1.0"})
 		return
 	}
 	switch method {
@@ -290,7 +297,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	result, perr := h.call(r, method, req.Params)
 	if perr != nil {
-		h.writeError(w, id, perr)
+		writeErr(w, id, perr)
 		return
 	}
 	h.write(w, rpcResponse{JSONRPC: "2.0", ID: id, Result: result})

@@ -64,7 +64,7 @@ func (h *Handler) fail(w http.ResponseWriter, rp reply, e *Error) {
 	switch {
 	case rp.rest:
 		h.writeREST(w, e)
-	case rp.v03:
+	case rp.v03 || rp.v01:
 		h.writeErrorV03(w, rp.id, e)
 	default:
 		h.writeError(w, rp.id, e)
@@ -84,6 +84,18 @@ type sse struct {
 
 func newSSE(w http.ResponseWriter, rp reply) *sse {
 	return &sse{w: w, rc: http.NewResponseController(w), rp: rp}
+}
+
+// numberArtifacts seeds the v0.1 artifact indexes with the task's
+// artifacts, so a stream that starts mid-task numbers as the task does.
+func (s *sse) numberArtifacts(t *a2a.Task) {
+	if !s.rp.v01 {
+		return
+	}
+	s.artIndex = make(map[a2a.ArtifactID]int, len(t.Artifacts))
+	for i, a := range t.Artifacts {
+		s.artIndex[a.ID] = i
+	}
 }
 
 func (s *sse) begin() {
@@ -133,7 +145,7 @@ func (s *sse) frame(seq uint64, result []byte) error {
 func (s *sse) fail(e *Error) {
 	s.begin()
 	var data any = e.info()
-	if s.rp.v03 {
+	if s.rp.v03 || s.rp.v01 {
 		data = e.info()[0]
 	}
 	var v any = rpcResponse{JSONRPC: "2.0", ID: s.rp.id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: data}}
@@ -350,6 +362,7 @@ func (h *Handler) sendStreamingMessageID(w http.ResponseWriter, r *http.Request,
 		}
 	}
 	s := newSSE(w, rp)
+	s.numberArtifacts(&v.Task)
 	if err := s.event(v.Seq, rp.taskItem(renderTask(v, cfg.HistoryLength, true))); err != nil {
 		return
 	}
@@ -424,10 +437,11 @@ func (h *Handler) subscribeToTask(w http.ResponseWriter, r *http.Request, rp rep
 		return
 	}
 	s := newSSE(w, rp)
+	s.numberArtifacts(&v.Task)
 	if !resume {
 		if v.Terminal() {
 			h.fail(w, rp, &Error{Code: codeUnsupportedOperation,
-				Message:  "This operation is not supported: the task is in a terminal state; read it with GetTask",
+				Message:  "This operation is not supported: the task is in a terminal state; read it with GetTask (tasks/get in v0.x)",
 				Metadata: map[string]string{"taskId": string(p.ID)}})
 			return
 		}

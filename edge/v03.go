@@ -113,7 +113,11 @@ func v03PartOf(p *a2a.Part) v03Part {
 		out.Kind = "file"
 		out.File = &v03File{Name: p.Filename, MimeType: p.MediaType, URI: string(c)}
 	case a2a.Data:
+		// v0.x data parts are objects: another value is wrapped.
 		out.Kind, out.Data = "data", c.Value
+		if _, ok := c.Value.(map[string]any); !ok {
+			out.Data = map[string]any{"value": c.Value}
+		}
 	}
 	return out
 }
@@ -247,8 +251,8 @@ func (p v03Part) v1() (*a2a.Part, *Error) {
 		}
 		return out, nil
 	case "data":
-		if p.Data == nil {
-			return nil, invalidParams("a data part needs data")
+		if _, ok := p.Data.(map[string]any); !ok {
+			return nil, invalidParams("a data part needs data, a JSON object")
 		}
 		return &a2a.Part{Content: a2a.Data{Value: p.Data}, Metadata: p.Metadata}, nil
 	}

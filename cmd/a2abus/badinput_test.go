@@ -227,6 +227,14 @@ func checkBadInput(t *testing.T, url string, tc badInputCase) {
 			Metadata map[string]string `json:"metadata"`
 		} `json:"data"`
 	}
+	// v0.x requests (a v0.x method name, or no v1.0 name without a
+	// version header) get the ErrorInfo as an object, v1.0 in an array.
+	var v0x struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(rawErr, &v0x) == nil && len(v0x.Data) > 0 && v0x.Data[0] == '{' {
+		rawErr = bytes.Replace(rawErr, v0x.Data, append(append([]byte{'['}, v0x.Data...), ']'), 1)
+	}
 	if err := json.Unmarshal(rawErr, &e); err != nil {
 		t.Fatalf("error object %s: %v", rawErr, err)
 	}
