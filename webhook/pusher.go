@@ -450,7 +450,7 @@ func (p *Pusher) post(ctx context.Context, cfg a2a.PushConfig, tenant string, ta
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "a2abus-push/1")
-	if cfg.Auth != nil {
+	if cfg.Auth != nil && cfg.Auth.Credentials != "" {
 		req.Header.Set("Authorization", cfg.Auth.Scheme+" "+cfg.Auth.Credentials)
 		req.Header.Set(jwks.SignatureHeader, tok)
 	} else {
