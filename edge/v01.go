@@ -24,19 +24,10 @@ const dialect01 = "0.1"
 // v01ConfigID is the id of a task's one v0.1 push config.
 const v01ConfigID = "v01"
 
-type v01File struct {
-	Name     string `json:"name,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
-	Bytes    string `json:"bytes,omitempty"`
-	URI      string `json:"uri,omitempty"`
-	// Data is the articles' spelling of Bytes, accepted on input.
-	Data string `json:"data,omitempty"`
-}
-
 type v01Part struct {
 	Type     string         `json:"type"`
 	Text     *string        `json:"text,omitempty"`
-	File     *v01File       `json:"file,omitempty"`
+	File     *v03File       `json:"file,omitempty"`
 	Data     any            `json:"data,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
@@ -131,7 +122,7 @@ func v01PartsOf(ps a2a.ContentParts) []v01Part {
 		v := v03PartOf(p)
 		out = append(out, v01Part{Type: v.Kind, Text: v.Text, Data: v.Data, Metadata: v.Metadata})
 		if v.File != nil {
-			out[len(out)-1].File = &v01File{Name: v.File.Name, MimeType: v.File.MimeType, Bytes: v.File.Bytes, URI: v.File.URI}
+			out[len(out)-1].File = v.File
 		}
 	}
 	return out
@@ -204,14 +195,7 @@ func (s *sse) v01Item(ev events.Event, final bool) any {
 }
 
 func (p v01Part) v1() (*a2a.Part, *Error) {
-	v := v03Part{Kind: p.Type, Text: p.Text, Data: p.Data, Metadata: p.Metadata}
-	if p.File != nil {
-		f := *p.File
-		if f.Bytes == "" && f.Data != "" {
-			f.Bytes = f.Data // the articles' spelling
-		}
-		v.File = &v03File{Name: f.Name, MimeType: f.MimeType, Bytes: f.Bytes, URI: f.URI}
-	}
+	v := v03Part{Kind: p.Type, Text: p.Text, File: p.File, Data: p.Data, Metadata: p.Metadata}
 	return v.v1()
 }
 

@@ -17,11 +17,15 @@ import (
 // dialect03 is the protocol version recorded on tasks made in v0.3.
 const dialect03 = "0.3"
 
+// v03File is a file part's content in v0.3 and v0.1.
 type v03File struct {
 	Name     string `json:"name,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
 	Bytes    string `json:"bytes,omitempty"`
 	URI      string `json:"uri,omitempty"`
+	// Data is the original articles' spelling of Bytes (v0.1), accepted
+	// on input; it is never sent.
+	Data string `json:"data,omitempty"`
 }
 
 type v03Part struct {
@@ -237,14 +241,18 @@ func (p v03Part) v1() (*a2a.Part, *Error) {
 			return nil, invalidParams("a file part needs file")
 		}
 		out := &a2a.Part{Filename: p.File.Name, MediaType: p.File.MimeType, Metadata: p.Metadata}
+		bytes := p.File.Bytes
+		if bytes == "" {
+			bytes = p.File.Data
+		}
 		switch {
-		case p.File.Bytes != "" && p.File.URI == "":
-			b, err := base64.StdEncoding.DecodeString(p.File.Bytes)
+		case bytes != "" && p.File.URI == "":
+			b, err := base64.StdEncoding.DecodeString(bytes)
 			if err != nil {
 				return nil, invalidParams("file.bytes is not base64")
 			}
 			out.Content = a2a.Raw(b)
-		case p.File.URI != "" && p.File.Bytes == "":
+		case p.File.URI != "" && bytes == "":
 			out.Content = a2a.URL(p.File.URI)
 		default:
 			return nil, invalidParams("a file part needs exactly one of bytes and uri")
