@@ -36,10 +36,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzJSONRPC -fuzztime 30s ./edge/
 	$(GO) test -run '^$$' -fuzz FuzzREST -fuzztime 30s ./edge/
 
-# Check formatting and vet.
+# Check formatting, vet and staticcheck.
 lint:
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && echo "gofmt needed" && exit 1)
 	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 
 # lint, plus go.mod tidiness and the import rules.
 verify: lint

@@ -1123,7 +1123,7 @@ func TestPushKeyRotation(t *testing.T) {
 	}
 
 	// After the grace the pushes carry the new kid.
-	reqs = rc.waitFor(t, hookWait, "a push signed with the new key", func(reqs []hookReq) bool {
+	rc.waitFor(t, hookWait, "a push signed with the new key", func(reqs []hookReq) bool {
 		return slices.ContainsFunc(reqs, func(r hookReq) bool { return r.Kid == newKey.ID })
 	})
 	_, _, maxAge := hookJWKS(ctx, t, ts.URL)
