@@ -250,7 +250,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	if v03Methods[method] || v01Methods[method] {
 		if version == "1.0" {
-			h.writeError(w, id, &Error{Code: codeMethodNotFound, Message: "Method not found: " + method + " is a v0.3 method; A2A-Version 1.0 names it in PascalCase"})
+			h.writeError(w, id, &Error{Code: codeMethodNotFound, Message: "Method not found: " + method + " is a v0.x method; A2A-Version 1.0 names it in PascalCase"})
 			return
 		}
 		switch method {
