@@ -185,17 +185,21 @@ func (s *sseStream) next() (sseEvent, error) {
 }
 
 // read reads n frames (n < 0: to the end of the stream).
-func (s *sseStream) read(n int) ([]sseEvent, error) {
-	var out []sseEvent
+func (s *sseStream) read(n int) ([]sseEvent, error) { return readFrames(s.next, n) }
+
+// readFrames reads n frames with next (n < 0: to the end of the stream).
+// The SSE readers of every dialect's tests share it.
+func readFrames[F any](next func() (F, error), n int) ([]F, error) {
+	var out []F
 	for n < 0 || len(out) < n {
-		ev, err := s.next()
+		f, err := next()
 		if errors.Is(err, io.EOF) && n < 0 {
 			return out, nil
 		}
 		if err != nil {
 			return out, fmt.Errorf("after %d frames: %w", len(out), err)
 		}
-		out = append(out, ev)
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -292,20 +291,7 @@ func (s *v01SSE) next() (v01Frame, error) {
 }
 
 // read reads n frames (n < 0: to the end of the stream).
-func (s *v01SSE) read(n int) ([]v01Frame, error) {
-	var out []v01Frame
-	for n < 0 || len(out) < n {
-		f, err := s.next()
-		if errors.Is(err, io.EOF) && n < 0 {
-			return out, nil
-		}
-		if err != nil {
-			return out, fmt.Errorf("after %d frames: %w", len(out), err)
-		}
-		out = append(out, f)
-	}
-	return out, nil
-}
+func (s *v01SSE) read(n int) ([]v01Frame, error) { return readFrames(s.next, n) }
 
 func (s *v01SSE) close() {
 	s.cancel()

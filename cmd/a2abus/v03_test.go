@@ -303,20 +303,7 @@ func (s *v03Stream) next() (v03Frame, error) {
 }
 
 // read reads n frames (n < 0: to the end of the stream).
-func (s *v03Stream) read(n int) ([]v03Frame, error) {
-	var out []v03Frame
-	for n < 0 || len(out) < n {
-		f, err := s.next()
-		if errors.Is(err, io.EOF) && n < 0 {
-			return out, nil
-		}
-		if err != nil {
-			return out, fmt.Errorf("after %d frames %v: %w", len(out), out, err)
-		}
-		out = append(out, f)
-	}
-	return out, nil
-}
+func (s *v03Stream) read(n int) ([]v03Frame, error) { return readFrames(s.next, n) }
 
 func (s *v03Stream) close() {
 	s.cancel()
