@@ -94,6 +94,15 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	if len(segs) > 1 && !slices.Contains(restRoots, segs[0]) {
 		tenant, segs = segs[0], segs[1:]
 	}
+	if tenant != "" && len(segs) == 2 && segs[0] == ".well-known" && segs[1] == "agent-card.json" &&
+		(r.Method == http.MethodGet || r.Method == http.MethodOptions) {
+		if _, perr := tenantOf(tenant); perr != nil {
+			h.writeREST(w, perr)
+			return
+		}
+		h.serveTenantCard(w, r, tenant)
+		return
+	}
 	if _, perr := checkVersion(r); perr != nil {
 		h.writeREST(w, perr)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2abus/a2abus/engine"
+	"github.com/a2abus/a2abus/events"
 	"github.com/a2abus/a2abus/projections"
 )
 
@@ -23,6 +24,10 @@ type Config struct {
 	// Card is the agent card served at /.well-known/agent-card.json. An
 	// interface URL left empty is filled from the request's host.
 	Card a2a.AgentCard
+	// Agents holds the cards workers registered per tenant (nil: none).
+	// A tenant's card is served at /{tenant}/.well-known/agent-card.json,
+	// the default tenant's also at the root.
+	Agents AgentCards
 	// MaxBodyBytes bounds a request body; default 1 MiB.
 	MaxBodyBytes int64
 	// Logger receives request errors; default slog.Default().
@@ -38,6 +43,11 @@ type Config struct {
 	// for agents that get credentials out of band. By default streams end
 	// at every interrupted state.
 	KeepOpenOnAuthRequired bool
+}
+
+// AgentCards looks up the card registered for a tenant.
+type AgentCards interface {
+	Card(tenant string) (a2a.AgentCard, bool)
 }
 
 // encodedCacheSize is how many stream item encodings an edge keeps.
@@ -93,21 +103,33 @@ func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *project
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 func (h *Handler) serveCard(w http.ResponseWriter, r *http.Request) {
+	h.serveTenantCard(w, r, "")
+}
+
+// serveTenantCard serves the card of tenant ("" is the root: the default
+// tenant's card without a tenant on its interfaces).
+func (h *Handler) serveTenantCard(w http.ResponseWriter, r *http.Request, tenant string) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Access-Control-Allow-Headers", "*")
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	card := h.card(r)
-	b, err := unionCard(card)
+	card := h.card(r, tenant)
+	var b []byte
+	var err error
+	if tenant == "" {
+		b, err = unionCard(card)
+	} else { // v0.x clients cannot name a tenant: no legacy fields
+		b, err = json.Marshal(card)
+	}
 	if err != nil {
 		h.logger.Error("encode agent card", "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Header().Set("Cache-Control", "public, max-age=60")
 	_, _ = w.Write(b)
 }
 
@@ -139,19 +161,60 @@ func unionCard(card a2a.AgentCard) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// card returns the configured card with empty interface URLs filled from
-// the request.
-func (h *Handler) card(r *http.Request) a2a.AgentCard {
+// card returns the card of tenant ("" for the root): the configured card,
+// described by the card a worker registered for the tenant if there is one,
+// with empty interface URLs filled from the request and the tenant set on
+// every interface.
+func (h *Handler) card(r *http.Request, tenant string) a2a.AgentCard {
 	card := h.cfg.Card
+	lookup := tenant
+	if lookup == "" {
+		lookup = events.DefaultTenant
+	}
+	if h.cfg.Agents != nil {
+		if reg, ok := h.cfg.Agents.Card(lookup); ok {
+			card = describe(card, reg)
+		}
+	}
 	ifaces := make([]*a2a.AgentInterface, len(card.SupportedInterfaces))
 	for i, in := range card.SupportedInterfaces {
 		c := *in
 		if c.URL == "" {
 			c.URL = baseURL(r) + "/"
 		}
+		c.Tenant = tenant
 		ifaces[i] = &c
 	}
 	card.SupportedInterfaces = ifaces
+	return card
+}
+
+// describe returns card with the descriptive fields of a registered card:
+// what the agent is and does comes from its worker; how to reach it, what
+// the server can do and its security stay the server's.
+func describe(card, reg a2a.AgentCard) a2a.AgentCard {
+	card.Name, card.Description, card.Skills = reg.Name, reg.Description, reg.Skills
+	if card.Skills == nil {
+		card.Skills = []a2a.AgentSkill{}
+	}
+	if reg.Version != "" {
+		card.Version = reg.Version
+	}
+	if reg.Provider != nil {
+		card.Provider = reg.Provider
+	}
+	if reg.DocumentationURL != "" {
+		card.DocumentationURL = reg.DocumentationURL
+	}
+	if reg.IconURL != "" {
+		card.IconURL = reg.IconURL
+	}
+	if len(reg.DefaultInputModes) > 0 {
+		card.DefaultInputModes = reg.DefaultInputModes
+	}
+	if len(reg.DefaultOutputModes) > 0 {
+		card.DefaultOutputModes = reg.DefaultOutputModes
+	}
 	return card
 }
 

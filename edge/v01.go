@@ -380,7 +380,7 @@ func (h *Handler) streamV01(w http.ResponseWriter, r *http.Request, id json.RawM
 // /.well-known/agent.json.
 func (h *Handler) serveV01Card(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	card := h.card(r)
+	card := h.card(r, "")
 	url := ""
 	if len(card.SupportedInterfaces) > 0 {
 		url = card.SupportedInterfaces[0].URL

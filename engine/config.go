@@ -19,6 +19,9 @@ type Config struct {
 	EventsStream string
 	// SnapshotBucket is the KV bucket of task snapshots.
 	SnapshotBucket string
+	// AgentsBucket is the KV bucket of agent cards registered by workers,
+	// one per tenant.
+	AgentsBucket string
 	// Replicas is the replication factor: 1 embedded, 3 on a cluster.
 	Replicas int
 	// MaxAge bounds how long events are kept; 0 keeps them forever.
@@ -35,6 +38,7 @@ func DefaultConfig() Config {
 	return Config{
 		EventsStream:       "A2A_EVENTS",
 		SnapshotBucket:     "A2A_SNAP",
+		AgentsBucket:       "A2A_AGENTS",
 		Replicas:           1,
 		IdempotencyTTL:     24 * time.Hour,
 		MaxConflictRetries: 32,
@@ -46,8 +50,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.EventsStream == "":
 		return errors.New("engine config: EventsStream is empty")
-	case c.SnapshotBucket == "":
-		return errors.New("engine config: SnapshotBucket is empty")
+	case c.SnapshotBucket == "" || c.AgentsBucket == "":
+		return errors.New("engine config: SnapshotBucket and AgentsBucket are required")
 	case c.Replicas < 1 || c.Replicas > 5:
 		return fmt.Errorf("engine config: Replicas %d out of 1..5", c.Replicas)
 	case c.MaxAge < 0:
@@ -60,7 +64,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Provision creates the events stream and the snapshot bucket, or updates
+// MaxAgentCardBytes bounds one registered agent card.
+const MaxAgentCardBytes = 64 << 10
+
+// Provision creates the events stream and the snapshot and agent buckets, or updates
 // them to c. It is idempotent: every node calls it at start-up.
 func Provision(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if err := c.Validate(); err != nil {
@@ -91,6 +98,17 @@ func Provision(ctx context.Context, js jetstream.JetStream, c Config) error {
 	})
 	if err != nil {
 		return fmt.Errorf("provision bucket %s: %w", c.SnapshotBucket, err)
+	}
+	_, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:       c.AgentsBucket,
+		Description:  "a2abus agent cards registered by workers, by tenant",
+		History:      1,
+		MaxValueSize: MaxAgentCardBytes,
+		Storage:      jetstream.FileStorage,
+		Replicas:     c.Replicas,
+	})
+	if err != nil {
+		return fmt.Errorf("provision bucket %s: %w", c.AgentsBucket, err)
 	}
 	return nil
 }

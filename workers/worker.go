@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type Config struct {
 	// Tenants are the tenants whose tasks this agent works on; "*" for
 	// all.
 	Tenants []string
+	// Except are tenants whose items this worker acks without handling
+	// them, because other agents serve them: it lets an agent of "*"
+	// leave some tenants to external workers.
+	Except []string
 	// AckWait is how long a work item may go without an ack or a
 	// heartbeat before it is redelivered.
 	AckWait time.Duration
@@ -111,22 +116,9 @@ func New(nc *nats.Conn, js jetstream.JetStream, cfg Config, h Handler, logger *s
 
 // Start creates or updates the durable consumer and starts taking work.
 func (w *Worker) Start(ctx context.Context) error {
-	filters := make([]string, len(w.cfg.Tenants))
-	for i, t := range w.cfg.Tenants {
-		filters[i] = events.EventsPrefix + t + ".*." + string(events.KindIn)
-	}
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, w.cfg.Stream, jetstream.ConsumerConfig{
-		Durable:        w.cfg.Consumer,
-		Description:    "a2abus agent work queue",
-		FilterSubjects: filters,
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        w.cfg.AckWait,
-		MaxDeliver:     w.cfg.MaxDeliver,
-		MaxAckPending:  max(w.cfg.Concurrency*4, 1000),
-	})
+	cons, err := Provision(ctx, w.js, w.cfg)
 	if err != nil {
-		return fmt.Errorf("worker %s: consumer: %w", w.cfg.Consumer, err)
+		return err
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.cc, err = cons.Consume(w.dispatch, jetstream.PullMaxMessages(w.cfg.Concurrency))
@@ -173,6 +165,10 @@ func (w *Worker) process(msg jetstream.Msg) {
 	if err != nil {
 		w.logger.Error("undecodable work item; terminating it", "seq", inSeq, "err", err)
 		w.settle(msg.Term())
+		return
+	}
+	if slices.Contains(w.cfg.Except, ev.Tenant) {
+		w.settle(msg.Ack())
 		return
 	}
 	logger := w.logger.With("task", ev.TaskID, "seq", inSeq, "attempt", md.NumDelivered)

@@ -523,7 +523,7 @@ func TestServeHelp(t *testing.T) {
 	}
 	help := stdout.String() + stderr.String()
 	flags := []string{"data", "http", "nats-listen", "nats-url", "no-demo", "public-url", "log-level",
-		"worker-ack-wait", "max-body", "view-cache", "max-age", "replicas",
+		"worker-ack-wait", "worker-max-deliver", "worker-tenants", "max-body", "view-cache", "max-age", "replicas",
 		"sse-keepalive", "sse-buffer", "sse-keep-open-on-auth-required",
 		"no-push", "push-allow-private", "push-max-attempts", "push-backoff-base", "push-backoff-max",
 		"push-timeout", "push-alg", "push-token-ttl"}

@@ -180,6 +180,13 @@ func startProc(t testing.TB, name, bin, data string, extra ...string) *proc {
 		t.Fatalf("%s: not ready after %v", name, readyTimeout)
 	}
 	p.URL = "http://" + httpAddr
+	// The ready line shows no password: take the URL given, or an
+	// embedded server's admin URL from its credentials file.
+	if i := slices.Index(extra, "--nats-url"); i >= 0 && i+1 < len(extra) {
+		p.NATSURL = extra[i+1]
+	} else if env, err := readEnvFile(filepath.Join(data, credentialsDir, adminEnvFile)); err == nil {
+		p.NATSURL = env[envToolURL]
+	}
 	return p
 }
 

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/a2abus/a2abus/edge"
 	"github.com/a2abus/a2abus/engine"
+	"github.com/a2abus/a2abus/events"
 	"github.com/a2abus/a2abus/jwks"
 	"github.com/a2abus/a2abus/projections"
 	"github.com/a2abus/a2abus/tasklog"
@@ -44,6 +46,8 @@ type ServeConfig struct {
 	PublicURL     string
 	LogLevel      string
 	WorkerAckWait time.Duration
+	WorkerMaxDel  int
+	WorkerTenants []string
 	MaxBody       int64
 	ViewCache     int
 	MaxAge        time.Duration
@@ -77,7 +81,24 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Se
 	fs.BoolVar(&c.NoDemo, "no-demo", false, "do not run the built-in demo agent")
 	fs.StringVar(&c.PublicURL, "public-url", "", "URL clients reach the API at, for the agent card (default: from each request's Host)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
-	fs.DurationVar(&c.WorkerAckWait, "worker-ack-wait", 30*time.Second, "how long a demo work item may go without a heartbeat before it is redelivered")
+	fs.DurationVar(&c.WorkerAckWait, "worker-ack-wait", 30*time.Second, "how long a work item may go without an ack or a heartbeat before it is redelivered")
+	fs.IntVar(&c.WorkerMaxDel, "worker-max-deliver", workers.DefaultConfig().MaxDeliver, "deliveries of a work item before its task fails")
+	fs.Func("worker-tenants", "comma-separated tenants served by external workers: each gets a work queue (consumer agent-<tenant>) and, on the embedded NATS, a user whose credentials are written to <data>/credentials/<tenant>.env; the demo agent leaves them alone", func(v string) error {
+		c.WorkerTenants = nil
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				continue
+			}
+			if !events.ValidTenant(t) {
+				return fmt.Errorf("invalid tenant %q: 1 to 64 of [A-Za-z0-9_-]", t)
+			}
+			if !slices.Contains(c.WorkerTenants, t) {
+				c.WorkerTenants = append(c.WorkerTenants, t)
+			}
+		}
+		return nil
+	})
 	fs.Int64Var(&c.MaxBody, "max-body", edge.DefaultMaxBodyBytes, "maximum request body in bytes")
 	fs.IntVar(&c.ViewCache, "view-cache", 10000, "task views cached per edge")
 	fs.DurationVar(&c.MaxAge, "max-age", 0, "how long events are kept (0: forever)")
@@ -138,8 +159,15 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	var err error
 	closed := make(chan struct{})
 	onClosed := nats.ClosedHandler(func(*nats.Conn) { close(closed) })
+	ecfg := engine.DefaultConfig()
+	ecfg.MaxAge = c.MaxAge
+	ecfg.Replicas = c.Replicas
+	var creds *credentials
 	if c.NATSURL == "" {
-		ns, err = startNATS(c, logger)
+		if creds, err = loadCredentials(c.Data, c.WorkerTenants); err != nil {
+			return err
+		}
+		ns, err = startNATS(c, creds.users(ecfg.EventsStream, ecfg.AgentsBucket), logger)
 		if err != nil {
 			return err
 		}
@@ -148,7 +176,11 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 			ns.WaitForShutdown()
 			logger.Info("nats server stopped")
 		}()
-		nc, err = nats.Connect(ns.ClientURL(), nats.InProcessServer(ns), nats.Name("a2abus-edge"), onClosed)
+		if err := creds.write(ns.ClientURL(), ecfg.EventsStream); err != nil {
+			return err
+		}
+		nc, err = nats.Connect(ns.ClientURL(), nats.InProcessServer(ns), nats.Name("a2abus-edge"),
+			nats.UserInfo(adminUser, creds.adminPassword), onClosed)
 	} else {
 		nc, err = nats.Connect(c.NATSURL, nats.Name("a2abus-edge"), nats.MaxReconnects(-1), onClosed)
 	}
@@ -165,12 +197,26 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ecfg := engine.DefaultConfig()
-	ecfg.MaxAge = c.MaxAge
-	ecfg.Replicas = c.Replicas
 	if err := engine.Provision(ctx, js, ecfg); err != nil {
 		return err
 	}
+	for _, t := range c.WorkerTenants {
+		acfg := workers.AgentConfig(ecfg.EventsStream, t)
+		acfg.AckWait, acfg.MaxDeliver = c.WorkerAckWait, c.WorkerMaxDel
+		if _, err := workers.Provision(ctx, js, acfg); err != nil {
+			return err
+		}
+	}
+	exhausted, err := workers.WatchExhausted(ctx, nc, js, ecfg.EventsStream, logger.With("component", "exhausted"))
+	if err != nil {
+		return err
+	}
+	defer exhausted.Stop()
+	agents, err := projections.WatchAgents(ctx, js, ecfg.AgentsBucket, logger.With("component", "agents"))
+	if err != nil {
+		return err
+	}
+	defer agents.Stop()
 	log := tasklog.New(nc, js, ecfg.EventsStream)
 	kv, err := js.KeyValue(ctx, ecfg.SnapshotBucket)
 	if err != nil {
@@ -194,7 +240,8 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	if !c.NoDemo {
 		wcfg := workers.DefaultConfig()
 		wcfg.Stream = ecfg.EventsStream
-		wcfg.AckWait = c.WorkerAckWait
+		wcfg.AckWait, wcfg.MaxDeliver = c.WorkerAckWait, c.WorkerMaxDel
+		wcfg.Except = c.WorkerTenants
 		w, err := workers.New(nc, js, wcfg, workers.Demo, logger.With("component", "demo-agent"))
 		if err != nil {
 			return err
@@ -227,6 +274,7 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	card.Capabilities.PushNotifications = push != nil
 	h := edge.New(edge.Config{
 		Card:                   card,
+		Agents:                 agents,
 		MaxBodyBytes:           c.MaxBody,
 		Logger:                 logger.With("component", "edge"),
 		KeepAlive:              c.SSEKeepAlive,
@@ -237,13 +285,14 @@ func Serve(ctx context.Context, c ServeConfig, logw io.Writer) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	logger.Info("http listening", "addr", ln.Addr().String(), "version", Version)
-	natsURL := c.NATSURL
+	natsURL, clientURL := c.NATSURL, c.NATSURL
 	if ns != nil {
-		natsURL = ns.ClientURL()
+		natsURL, clientURL = ns.ClientURL(), creds.adminURL(ns.ClientURL())
+		logger.Info("nats credentials", "dir", creds.dir, "worker_tenants", strings.Join(c.WorkerTenants, ","))
 	}
-	logger.Info("ready", "nats", natsURL)
+	logger.Info("ready", "nats", redactURL(natsURL))
 	if c.OnReady != nil {
-		c.OnReady(ln.Addr().String(), natsURL)
+		c.OnReady(ln.Addr().String(), clientURL)
 	}
 
 	select {
@@ -295,7 +344,15 @@ func startPush(ctx context.Context, c ServeConfig, js jetstream.JetStream, log *
 	return func() { pusher.Stop(); keys.Close() }, &edge.Push{Store: store, Signer: signer}, nil
 }
 
-func startNATS(c ServeConfig, logger *slog.Logger) (*server.Server, error) {
+// redactURL hides a URL's password, for logs.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
+}
+
+func startNATS(c ServeConfig, users []*server.User, logger *slog.Logger) (*server.Server, error) {
 	host, portStr, err := net.SplitHostPort(c.NATSListen)
 	if err != nil {
 		return nil, fmt.Errorf("--nats-listen: %w", err)
@@ -317,6 +374,7 @@ func startNATS(c ServeConfig, logger *slog.Logger) (*server.Server, error) {
 		JetStream:  true,
 		StoreDir:   filepath.Join(c.Data, "jetstream"),
 		NoSigs:     true,
+		Users:      users,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -23,7 +24,7 @@ const defaultNATSURL = "nats://127.0.0.1:4222"
 func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
 	nc, err := nats.Connect(url, nats.Name("a2abus-tool"), nats.Timeout(5*time.Second))
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %w", url, err)
+		return nil, nil, fmt.Errorf("connect to %s: %w", redactURL(url), err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -33,14 +34,23 @@ func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
 	return nc, js, nil
 }
 
-func toolFlags(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *string) {
+// toolFlags returns a tool's flag set and its NATS URL: --nats-url, else
+// $A2ABUS_NATS_URL, else the admin URL an embedded server wrote to
+// <data>/credentials (--data, default ./data), else the default address.
+func toolFlags(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, func() string) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := defaultNATSURL
-	if v := getenv("A2ABUS_NATS_URL"); v != "" {
-		url = v
+	url := fs.String("nats-url", getenv("A2ABUS_NATS_URL"), "NATS server of the a2abus deployment, with credentials (env A2ABUS_NATS_URL; default: from --data)")
+	data := fs.String("data", "./data", "data directory of a2abus serve with embedded NATS, whose admin credentials to use")
+	return fs, func() string {
+		if *url != "" {
+			return *url
+		}
+		if env, err := readEnvFile(filepath.Join(*data, credentialsDir, adminEnvFile)); err == nil && env[envToolURL] != "" {
+			return env[envToolURL]
+		}
+		return defaultNATSURL
 	}
-	return fs, fs.String("nats-url", url, "NATS server of the a2abus deployment (env A2ABUS_NATS_URL)")
 }
 
 // keysMain runs "a2abus keys rotate".
@@ -60,7 +70,7 @@ func keysMain(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	nc, js, err := connect(*url)
+	nc, js, err := connect(url())
 	if err != nil {
 		return err
 	}
@@ -89,7 +99,7 @@ func pushMain(ctx context.Context, args []string, getenv func(string) string, st
 		if err := fs.Parse(args[2:]); err != nil {
 			return err
 		}
-		nc, js, err := connect(*url)
+		nc, js, err := connect(url())
 		if err != nil {
 			return err
 		}
@@ -141,7 +151,7 @@ func pushMain(ctx context.Context, args []string, getenv func(string) string, st
 			fmt.Fprintln(stderr, usage)
 			return fmt.Errorf("redrive: name dead letters or pass --all")
 		}
-		nc, js, err := connect(*url)
+		nc, js, err := connect(url())
 		if err != nil {
 			return err
 		}
