@@ -278,14 +278,9 @@ func crashedDelivery(t *testing.T, f *fixture, consumer string) {
 // without starting the worker.
 func createConsumer(t *testing.T, f *fixture, cfg workers.Config) {
 	t.Helper()
-	w, err := workers.New(f.nc, f.js, cfg, func(context.Context, *workers.Task) error { return nil }, f.logger)
-	if err != nil {
+	if _, err := workers.Provision(context.Background(), f.js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	w.Stop()
 }
 
 func TestCrashedWorkIsRedelivered(t *testing.T) {
@@ -325,5 +320,81 @@ func TestLastDeliveryFailsTask(t *testing.T) {
 	case <-ran:
 		t.Error("the handler ran on the last delivery")
 	default:
+	}
+}
+
+// TestExhaustedItemFailsTask: a work item whose every delivery is lost
+// (a worker crashing each time) fails its task once JetStream gives up on
+// it, with a reason the client can read.
+func TestExhaustedItemFailsTask(t *testing.T) {
+	f := newFixture(t)
+	x, err := workers.WatchExhausted(context.Background(), f.nc, f.js, "A2A_EVENTS", f.logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Stop()
+	cfg := testConfig("w")
+	cfg.MaxDeliver = 2
+	createConsumer(t, f, cfg)
+	id := f.send(t, "crash every time")
+	crashedDelivery(t, f, cfg.Consumer)
+	crashedDelivery(t, f, cfg.Consumer)
+	// JetStream gives up on the item (and advises so) when it would
+	// deliver it a third time: to the next worker that pulls.
+	cons, err := f.js.Consumer(context.Background(), "A2A_EVENTS", cfg.Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*cfg.AckWait))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		t.Errorf("item delivered past MaxDeliver: %s", m.Subject())
+	}
+	v := f.waitState(t, id, a2a.TaskStateFailed, a2a.TaskStateCompleted)
+	if v.Task.Status.State != a2a.TaskStateFailed || !strings.Contains(lastText(v), "delivered 2 times") {
+		t.Errorf("task %s %q, want FAILED: delivered 2 times", v.Task.Status.State, lastText(v))
+	}
+}
+
+// TestExceptLeavesTenantAlone: an agent of every tenant acks the items
+// of the tenants it leaves to others without writing to their tasks.
+func TestExceptLeavesTenantAlone(t *testing.T) {
+	f := newFixture(t)
+	cfg := testConfig("w")
+	cfg.Except = []string{"default"}
+	f.start(t, cfg, func(ctx context.Context, task *workers.Task) error {
+		return task.Status(ctx, a2a.TaskStateCompleted, nil)
+	})
+	id := f.send(t, "not for the demo")
+	head, err := f.log.Head(context.Background(), "default", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := f.js.Consumer(context.Background(), "A2A_EVENTS", cfg.Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := cons.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.AckFloor.Stream >= head {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("item %d not acked: ack floor %d", head, info.AckFloor.Stream)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+	v, err := f.log.Load(context.Background(), "default", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Task.Status.State != a2a.TaskStateSubmitted || v.Seq != head {
+		t.Errorf("task %s at %d, want SUBMITTED untouched at %d", v.Task.Status.State, v.Seq, head)
 	}
 }
