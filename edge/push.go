@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sort"
@@ -219,4 +220,18 @@ func (h *Handler) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	if _, err := w.Write(b); err != nil {
 		h.logger.Debug("jwks write", "err", err)
 	}
+}
+
+// PushBody renders the push body of status st in the dialect the task was
+// created in: a v1.0 StreamResponse ([webhook.V1Body]), or for v0.3 and
+// v0.1 tasks the whole task in that dialect, as their reference servers
+// post it.
+func PushBody(view *events.View, st *a2a.TaskStatusUpdateEvent) ([]byte, error) {
+	switch view.Dialect {
+	case dialect01:
+		return json.Marshal(v01TaskOf(&view.Task, nil))
+	case dialect03, "0.2":
+		return json.Marshal(v03TaskOf(&view.Task))
+	}
+	return webhook.V1Body(view, st)
 }

@@ -42,6 +42,19 @@ type Config struct {
 	Concurrency int
 	// Lease is how long a deliverer owns a pair without renewing.
 	Lease time.Duration
+	// Body renders the POST body of status st, given the task as of st
+	// (view). Nil means [V1Body]. The edge supplies one that answers in
+	// the dialect the task was created in.
+	Body func(view *events.View, st *a2a.TaskStatusUpdateEvent) ([]byte, error)
+}
+
+// V1Body is the v1.0 push body: a StreamResponse holding the status
+// update, or the whole task for a terminal status.
+func V1Body(view *events.View, st *a2a.TaskStatusUpdateEvent) ([]byte, error) {
+	if st.Status.State.Terminal() {
+		return json.Marshal(a2a.StreamResponse{Event: &view.Task})
+	}
+	return json.Marshal(a2a.StreamResponse{Event: st})
 }
 
 // DefaultConfig returns the default schedule: 40 attempts, 1 s doubling to
@@ -101,6 +114,9 @@ type Pusher struct {
 func NewPusher(ctx context.Context, js jetstream.JetStream, log *tasklog.Log, store *Store, signer *jwks.Signer, guard Guard, cfg Config, logger *slog.Logger) (*Pusher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Body == nil {
+		cfg.Body = V1Body
 	}
 	state, err := js.KeyValue(ctx, StateBucket)
 	if err != nil {
@@ -347,14 +363,21 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 		}
 	}
 
-	// The task's events: the statuses to send, and the whole task for the
-	// final one.
+	// The task's statuses not yet delivered, each rendered with the task
+	// as of that status.
+	type pendingPush struct {
+		seq  uint64
+		body []byte
+	}
 	view := &events.View{}
-	var pending []events.Event
+	var pending []pendingPush
+	var renderErr error
 	_, err = p.log.Read(ctx, tenant, task, 0, 0, func(ev events.Event) error {
 		events.Apply(view, ev)
-		if ev.Type == events.TypeStatus && ev.Seq > cur.Delivered {
-			pending = append(pending, ev)
+		if ev.Type == events.TypeStatus && ev.Seq > cur.Delivered && renderErr == nil {
+			body, err := p.cfg.Body(view, ev.Body.(*a2a.TaskStatusUpdateEvent))
+			renderErr = err
+			pending = append(pending, pendingPush{ev.Seq, body})
 		}
 		return nil
 	})
@@ -364,21 +387,14 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 		p.settle(msg.NakWithDelay(time.Second))
 		return
 	}
-	for _, ev := range pending {
-		st := ev.Body.(*a2a.TaskStatusUpdateEvent)
-		var body []byte
-		if st.Status.State.Terminal() && ev.Seq == view.StatusSeq {
-			body, err = json.Marshal(a2a.StreamResponse{Event: &view.Task})
-		} else {
-			body, err = json.Marshal(a2a.StreamResponse{Event: st})
-		}
-		if err != nil {
-			logger.Error("push: encode", "err", err)
-			release()
-			p.settle(msg.Term())
-			return
-		}
-		res, status, perr := p.post(ctx, cfg, tenant, task, ev.Seq, body)
+	if renderErr != nil {
+		logger.Error("push: encode", "err", renderErr)
+		release()
+		p.settle(msg.Term())
+		return
+	}
+	for _, pp := range pending {
+		res, status, perr := p.post(ctx, cfg, tenant, task, pp.seq, pp.body)
 		if ctx.Err() != nil {
 			release()
 			p.settle(msg.Nak()) // shutting down
@@ -386,7 +402,7 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 		}
 		switch res {
 		case delivered:
-			cur.Delivered, cur.Attempts, cur.LastError, cur.NextAttempt = ev.Seq, 0, "", time.Time{}
+			cur.Delivered, cur.Attempts, cur.LastError, cur.NextAttempt = pp.seq, 0, "", time.Time{}
 			cur.LeaseUntil = time.Now().Add(p.cfg.Lease)
 			if rev, err = saveCursor(ctx, p.state, key, cur, rev); err != nil {
 				logger.Warn("push: lost the pair's lease", "err", err)
@@ -402,7 +418,7 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 				d := p.cfg.Backoff(cur.Attempts)
 				cur.NextAttempt = time.Now().Add(d)
 				release()
-				logger.Info("push: will retry", "seq", ev.Seq, "attempt", cur.Attempts, "in", d, "err", perr)
+				logger.Info("push: will retry", "seq", pp.seq, "attempt", cur.Attempts, "in", d, "err", perr)
 				p.settle(msg.NakWithDelay(d))
 				return
 			}
@@ -411,13 +427,13 @@ func (p *Pusher) deliver(msg jetstream.Msg) {
 			cur.LastError = perr.Error()
 		}
 		// Dead letter: the pair stops here until a redrive.
-		if err := p.deadLetter(ctx, tenant, task, cfg, ev.Seq, status, cur); err != nil {
+		if err := p.deadLetter(ctx, tenant, task, cfg, pp.seq, status, cur); err != nil {
 			logger.Error("push: dead-letter", "err", err)
 			release()
 			p.settle(msg.NakWithDelay(time.Second))
 			return
 		}
-		logger.Warn("push: dead-lettered", "seq", ev.Seq, "attempts", cur.Attempts, "err", perr)
+		logger.Warn("push: dead-lettered", "seq", pp.seq, "attempts", cur.Attempts, "err", perr)
 		cur.Dead = true
 		release()
 		p.settle(msg.Ack())

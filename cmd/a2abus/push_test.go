@@ -207,6 +207,46 @@ func (rc *hookReceiver) waitFinal(t testing.TB, id a2a.TaskID) []hookReq {
 	})
 }
 
+// legacyPushTask is the part of a v0.x push body (the whole task in the
+// task's dialect) these tests read.
+type legacyPushTask struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Status struct {
+		State string `json:"state"`
+	} `json:"status"`
+}
+
+// waitLegacyFinal waits until the receiver accepted the push of task id's
+// completed status in a v0.x task body, and returns all requests.
+func waitLegacyFinal(t testing.TB, rc *hookReceiver, id a2a.TaskID) []hookReq {
+	t.Helper()
+	return rc.waitFor(t, hookWait, fmt.Sprintf("final v0.x push of task %s", id), func(reqs []hookReq) bool {
+		return slices.ContainsFunc(reqs, func(r hookReq) bool {
+			var b legacyPushTask
+			return r.task() == id && r.ok() && json.Unmarshal(r.Body, &b) == nil && b.Status.State == "completed"
+		})
+	})
+}
+
+// checkLegacyPushBodies checks that the accepted pushes of task id are its
+// whole task in a v0.x shape (kind is "task" in v0.3, absent in v0.1), one
+// per status, in order.
+func checkLegacyPushBodies(t testing.TB, reqs []hookReq, id string, states []string, kind string) {
+	t.Helper()
+	var got []string
+	for _, r := range hooksOK(reqs) {
+		var b legacyPushTask
+		if err := json.Unmarshal(r.Body, &b); err != nil || b.ID != id || b.Kind != kind {
+			t.Errorf("push body %s: want the v0.x task %s with kind %q, got %v", r.Body, id, kind, err)
+		}
+		got = append(got, b.Status.State)
+	}
+	if !slices.Equal(got, states) {
+		t.Errorf("pushed states %v, want %v", got, states)
+	}
+}
+
 func hookReqsString(reqs []hookReq) string {
 	var b strings.Builder
 	for i, r := range reqs {

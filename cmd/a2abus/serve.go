@@ -332,6 +332,7 @@ func startPush(ctx context.Context, c ServeConfig, js jetstream.JetStream, log *
 	}
 	pcfg := webhook.DefaultConfig()
 	pcfg.MaxAttempts, pcfg.BackoffBase, pcfg.BackoffMax, pcfg.Timeout = c.PushAttempts, c.PushBackoff, c.PushBackoffMx, c.PushTimeout
+	pcfg.Body = edge.PushBody
 	pcfg.Lease = max(pcfg.Lease, 3*c.PushTimeout)
 	pusher, err := webhook.NewPusher(ctx, js, log, store, signer, guard, pcfg, logger.With("component", "push"))
 	if err == nil {

@@ -1320,7 +1320,8 @@ func TestV01PushJWTScheme(t *testing.T) {
 			v01Result(ctx, t, ts, "TaskPushNotificationConfig", v01Request(t, "tasks/pushNotification/set", map[string]any{"id": id,
 				"pushNotificationConfig": map[string]any{"url": hook, "authentication": map[string]any{"schemes": []any{scheme}}}}))
 			v01Result(ctx, t, ts, "Task", v01Request(t, "tasks/send", map[string]any{"id": id, "message": v01TextMessage("user", "Ada")}))
-			reqs := hooksFor(rc.waitFinal(t, a2a.TaskID(id)), a2a.TaskID(id))
+			reqs := hooksFor(waitLegacyFinal(t, rc, a2a.TaskID(id)), a2a.TaskID(id))
+			checkLegacyPushBodies(t, reqs, id, []string{"working", "input-required", "working", "completed"}, "")
 			for i, r := range reqs {
 				if got := r.Header.Get("Authorization"); !strings.HasPrefix(got, "Bearer ey") {
 					t.Errorf("push %d: Authorization %q (%s %q), want \"Bearer <JWT>\"", i, got, jwks.SignatureHeader, truncateText(r.Header.Get(jwks.SignatureHeader), 20))

@@ -1148,9 +1148,14 @@ func v03Golden(t testing.TB, name string, doc map[string]any, known map[string]s
 	if err := enc.Encode(norm); err != nil {
 		t.Fatal(err)
 	}
-	got := buf.Bytes()
-	path := filepath.Join("testdata", "v03", name+".json")
-	if *v03Rewrite {
+	checkGolden(t, filepath.Join("testdata", "v03", name+".json"), buf.Bytes(), *v03Rewrite, "go test -run TestV03Golden ./cmd/a2abus/ -rewrite-v03")
+}
+
+// checkGolden compares got with the golden file path, or writes it there
+// if rewrite is set; regenerate names the command that rewrites it.
+func checkGolden(t testing.TB, path string, got []byte, rewrite bool, regenerate string) {
+	t.Helper()
+	if rewrite {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -1161,10 +1166,10 @@ func v03Golden(t testing.TB, name string, doc map[string]any, known map[string]s
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%s: %v (run go test -run TestV03Golden ./cmd/a2abus/ -rewrite-v03)", name, err)
+		t.Fatalf("%v (run %s)", err, regenerate)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s (rerun with -rewrite-v03 if the change is intended):\n--- got\n%s\n--- want\n%s", name, path, got, want)
+		t.Errorf("%s differs (run %s if the change is intended):\n--- got\n%s\n--- want\n%s", path, regenerate, got, want)
 	}
 }
 
@@ -1767,5 +1772,28 @@ func TestV03BugDataPartNotObject(t *testing.T) {
 	c := v03LegacyClient(ctx, t, ts, a2aclient03.Config{})
 	if _, err := c.GetTask(ctx, &a2a03.TaskQueryParams{ID: a2a03.TaskID(id)}); err != nil {
 		t.Errorf("legacy GetTask of the accepted task: %v", err)
+	}
+}
+
+// TestV03PushBodies: a webhook of a v0.3 task receives the whole task in
+// the v0.3 shape at every status, as the v0.3 reference server posts it.
+func TestV03PushBodies(t *testing.T) {
+	t.Parallel()
+	ctx := v03Context(t)
+	ts := startServer(t, func(c *ServeConfig) { c.PushPrivate = true })
+	rc := newHookReceiver(t, nil)
+	task := v03Send(ctx, t, ts, "push-ask", "ask", true)
+	id := v03Str(task, "id")
+	v03MustResult(ctx, t, ts, "tasks/pushNotificationConfig/set", map[string]any{"taskId": id,
+		"pushNotificationConfig": map[string]any{"url": rc.URL("/v03"), "token": "tok"}})
+	answer := v03Message("push-answer", "Ada")
+	answer["taskId"] = id
+	v03MustResult(ctx, t, ts, "message/send", map[string]any{"message": answer})
+	reqs := hooksFor(waitLegacyFinal(t, rc, a2a.TaskID(id)), a2a.TaskID(id))
+	checkLegacyPushBodies(t, reqs, id, []string{"working", "input-required", "working", "completed"}, "task")
+	for _, r := range hooksOK(reqs) {
+		if r.Header.Get("X-A2A-Notification-Token") != "tok" {
+			t.Errorf("push without the client's token: %v", r.Header)
+		}
 	}
 }
