@@ -773,7 +773,13 @@ func TestV01ArticleExamples(t *testing.T) {
 		if v01State(done) != "completed" {
 			t.Fatalf("state %s, want completed", v01State(done))
 		}
-		reqs := hooksFor(rc.waitFinal(t, id), id)
+		reqs := hooksFor(waitLegacyFinal(t, rc, id), id)
+		for _, r := range hooksOK(reqs) {
+			var b legacyPushTask
+			if err := json.Unmarshal(r.Body, &b); err != nil || b.ID != id || b.Kind != "" {
+				t.Errorf("push body %s: want the whole v0.1 task %s, without kind (%v)", r.Body, id, err)
+			}
+		}
 		v := hookVerifier(ctx, t, ts.URL, hook, ts.URL+"/")
 		for i, r := range reqs {
 			if r.Path != "/v01-callback" {
