@@ -25,6 +25,19 @@ var restSeeds = []struct{ method, target, body string }{
 	{"DELETE", "/tasks/x/pushNotificationConfigs/y", ``},
 	{"GET", "/extendedAgentCard", ``},
 	{"PUT", "/a/b/c/d/e", `[]`},
+	// The v0.3 binding under /v1/.
+	{"POST", "/v1/message:send", `{"message":{"messageId":"m3","role":"ROLE_USER","content":[{"text":"hi"}]},"configuration":{}}`},
+	{"POST", "/v1/message:send", `{"request":{"message_id":"m4","role":1,"parts":[{"file":{"file_with_bytes":"aGk","mime_type":"text/plain"}},{"data":{"data":{"k":[1]}}}]},"configuration":{"blocking":false}}`},
+	{"POST", "/v1/message:stream", `{"message":`},
+	{"GET", "/v1/tasks/0197a0c4-7f0e-7d2a-9a51-3c1b0a9e7f21?historyLength=2", ``},
+	{"GET", "/v1/tasks?status=TASK_STATE_CANCELLED&pageSize=3&lastUpdatedTime=2025-01-01T00:00:00Z", ``},
+	{"POST", "/v1/tasks/x:cancel", `{"name":"tasks/y"}`},
+	{"GET", "/v1/tasks/x:subscribe?lastEventId=x", ``},
+	{"POST", "/v1/tasks/x/pushNotificationConfigs", `{"parent":"tasks/x","config":{"pushNotificationConfig":{"url":"http://127.0.0.1/"}}}`},
+	{"DELETE", "/v1/tasks/x/pushNotificationConfigs/y", ``},
+	{"GET", "/v1/card", ``},
+	{"PUT", "/v1/tasks/x", `{}`},
+	{"GET", "/v1/tasks/%2E%2E/x", ``},
 }
 
 // FuzzREST sends arbitrary REST requests to the edge. Every answer is
@@ -53,6 +66,7 @@ func FuzzREST(f *testing.F) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		checkRESTResponse(t, rec)
+		checkV03RESTResponse(t, req, rec)
 	})
 }
 
@@ -97,9 +111,28 @@ func checkRESTResponse(t *testing.T, rec *httptest.ResponseRecorder) {
 	}
 }
 
+// checkV03RESTResponse checks what the v0.3 binding adds to an error of
+// a /v1/ path: a2a-python 0.3's "message", the same as error.message.
+func checkV03RESTResponse(t *testing.T, req *http.Request, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if !strings.HasPrefix(req.URL.Path, "/v1/") || rec.Code < 400 {
+		return
+	}
+	var e struct {
+		Message *string `json:"message"`
+		Error   struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Message == nil || *e.Message != e.Error.Message {
+		t.Fatalf("v0.3 error body for status %d: %s, want \"message\" equal to error.message", rec.Code, rec.Body.String())
+	}
+}
+
 func TestRESTSeeds(t *testing.T) {
 	h := newFuzzHandler(t)
-	want := []int{200, 200, 400, 400, 200, 400, 404, 404, 404, 400, 400, 400, 400, 404}
+	want := []int{200, 200, 400, 400, 200, 400, 404, 404, 404, 400, 400, 400, 400, 404,
+		200, 200, 400, 404, 200, 422, 422, 501, 501, 200, 405, 404}
 	for i, s := range restSeeds {
 		ctx, cancel := context.WithTimeout(context.Background(), fuzzRequestTimeout)
 		req := httptest.NewRequestWithContext(ctx, s.method, s.target, strings.NewReader(s.body))
@@ -107,6 +140,7 @@ func TestRESTSeeds(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		cancel()
 		checkRESTResponse(t, rec)
+		checkV03RESTResponse(t, req, rec)
 		if rec.Code != want[i] {
 			t.Errorf("%s %s: status %d, want %d; %s", s.method, s.target, rec.Code, want[i], rec.Body.String())
 		}

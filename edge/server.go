@@ -95,6 +95,7 @@ func New(cfg Config, eng *engine.Engine, views *projections.Views, feed *project
 	h.mux.HandleFunc("OPTIONS /.well-known/agent-card.json", h.serveCard)
 	h.mux.HandleFunc("GET /.well-known/jwks.json", h.serveJWKS)
 	h.mux.HandleFunc("GET /.well-known/agent.json", h.serveV01Card)
+	h.mux.HandleFunc("/v1/", h.serveV03REST)
 	h.mux.HandleFunc("/", h.serveREST)
 	return h
 }
@@ -137,14 +138,15 @@ func (h *Handler) serveTenantCard(w http.ResponseWriter, r *http.Request, tenant
 // spec's backward-compatibility guidance allows: the v1.0 card plus the v0.3
 // top-level fields (protocolVersion, url, preferredTransport,
 // additionalInterfaces) that v0.3 clients read. supportedInterfaces also
-// lists the v0.3 JSON-RPC interface.
+// lists the v0.3 JSON-RPC and HTTP+JSON interfaces.
 func unionCard(card a2a.AgentCard) ([]byte, error) {
 	if len(card.SupportedInterfaces) == 0 {
 		return json.Marshal(card)
 	}
 	first := card.SupportedInterfaces[0]
 	card.SupportedInterfaces = append(card.SupportedInterfaces,
-		&a2a.AgentInterface{URL: first.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3"})
+		&a2a.AgentInterface{URL: first.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3"},
+		&a2a.AgentInterface{URL: first.URL, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: "0.3"})
 	b, err := json.Marshal(card)
 	if err != nil {
 		return nil, err
@@ -156,7 +158,8 @@ func unionCard(card a2a.AgentCard) ([]byte, error) {
 	m["protocolVersion"] = "0.3"
 	m["url"] = first.URL
 	m["preferredTransport"] = "JSONRPC"
-	m["additionalInterfaces"] = []map[string]string{{"url": first.URL, "transport": "JSONRPC"}}
+	// The v0.3 HTTP+JSON binding's routes are under /v1/ of this URL.
+	m["additionalInterfaces"] = []map[string]string{{"url": first.URL, "transport": "JSONRPC"}, {"url": first.URL, "transport": "HTTP+JSON"}}
 	m["supportsAuthenticatedExtendedCard"] = false
 	return json.Marshal(m)
 }

@@ -33,8 +33,29 @@ var errStreamDone = errors.New("stream done")
 type reply struct {
 	rest bool
 	id   json.RawMessage
-	// v03 and v01 render in the v0.3 or the v0.1 dialect.
+	// v03 and v01 render in the v0.3 or the v0.1 dialect. rest and v03
+	// together are the v0.3 HTTP+JSON binding: proto-JSON of the 0.3
+	// proto.
 	v03, v01 bool
+}
+
+// itemForm is how a reply renders stream items, for the encoding cache.
+type itemForm uint8
+
+const (
+	formV1      itemForm = iota // v1.0 StreamResponse (JSON-RPC and REST)
+	formV03                     // v0.3 JSON-RPC, with kind
+	formV03REST                 // v0.3 HTTP+JSON StreamResponse
+)
+
+func (rp reply) form() itemForm {
+	switch {
+	case rp.v03 && rp.rest:
+		return formV03REST
+	case rp.v03:
+		return formV03
+	}
+	return formV1
 }
 
 func (rp reply) dialect() string {
@@ -53,15 +74,43 @@ func (rp reply) taskItem(t *a2a.Task) any {
 	switch {
 	case rp.v01:
 		return v01StatusEventOf(t.ID, t.Status, false)
+	case rp.v03 && rp.rest:
+		task := pb03TaskOf(t)
+		return pb03StreamResponse{Task: &task}
 	case rp.v03:
 		return v03TaskOf(t)
 	}
 	return a2a.StreamResponse{Event: t}
 }
 
+// statusItem is the stream item of a status event; final is whether the
+// stream ends with it.
+func (rp reply) statusItem(e *a2a.TaskStatusUpdateEvent, final bool) any {
+	switch rp.form() {
+	case formV03REST:
+		return pb03StatusItem(e, final)
+	case formV03:
+		return v03StatusEventOf(e, final)
+	}
+	return a2a.StreamResponse{Event: e}
+}
+
+// artifactItem is the stream item of an artifact event.
+func (rp reply) artifactItem(e *a2a.TaskArtifactUpdateEvent) any {
+	switch rp.form() {
+	case formV03REST:
+		return pb03ArtifactItem(e)
+	case formV03:
+		return v03ArtifactEventOf(e)
+	}
+	return a2a.StreamResponse{Event: e}
+}
+
 // fail answers a request that has not started streaming with e.
 func (h *Handler) fail(w http.ResponseWriter, rp reply, e *Error) {
 	switch {
+	case rp.rest && rp.v03:
+		h.writeRESTV03(w, e)
 	case rp.rest:
 		h.writeREST(w, e)
 	case rp.v03 || rp.v01:
@@ -149,7 +198,10 @@ func (s *sse) fail(e *Error) {
 		data = e.info()[0]
 	}
 	var v any = rpcResponse{JSONRPC: "2.0", ID: s.rp.id, Error: &rpcError{Code: e.Code, Message: e.Message, Data: data}}
-	if s.rp.rest {
+	switch {
+	case s.rp.rest && s.rp.v03:
+		v = v03RESTErrorBody(e, v03RESTStatusOf(e))
+	case s.rp.rest:
 		v = restErrorBody(e)
 	}
 	b, err := json.Marshal(v)
@@ -192,7 +244,7 @@ func (h *Handler) streamItem(ev events.Event, s *sse) (item []byte, final bool, 
 		item, err = json.Marshal(s.v01Item(ev, final))
 		return item, final, err
 	}
-	key := encodedKey{ev.Seq, rp.v03}
+	key := encodedKey{ev.Seq, rp.form()}
 	if item, ok := h.encoded.get(key); ok {
 		return item, final, nil
 	}
@@ -201,15 +253,9 @@ func (h *Handler) streamItem(ev events.Event, s *sse) (item []byte, final bool, 
 	case *events.Created:
 		v = rp.taskItem(b.Task)
 	case *a2a.TaskStatusUpdateEvent:
-		v = a2a.StreamResponse{Event: b}
-		if rp.v03 {
-			v = v03StatusEventOf(b, final)
-		}
+		v = rp.statusItem(b, final)
 	case *a2a.TaskArtifactUpdateEvent:
-		v = a2a.StreamResponse{Event: b}
-		if rp.v03 {
-			v = v03ArtifactEventOf(b)
-		}
+		v = rp.artifactItem(b)
 	}
 	item, err = json.Marshal(v)
 	if err != nil {
@@ -230,10 +276,10 @@ type encodedCache struct {
 	next  int
 }
 
-// encodedKey is an event's sequence and the dialect it is rendered in.
+// encodedKey is an event's sequence and the form it is rendered in.
 type encodedKey struct {
-	seq uint64
-	v03 bool
+	seq  uint64
+	form itemForm
 }
 
 func newEncodedCache(size int) *encodedCache {

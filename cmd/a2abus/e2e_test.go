@@ -264,6 +264,19 @@ func TestE2ECardDiscovery(t *testing.T) {
 	if want := ts.URL + "/"; in.URL != want {
 		t.Errorf("supportedInterfaces[0].url=%q, want %q", in.URL, want)
 	}
+	// Every interface served: v1.0 JSON-RPC and HTTP+JSON, and both v0.3
+	// bindings (the spec's backward-compatibility guidance).
+	var ifaces []string
+	for _, in := range card.SupportedInterfaces {
+		ifaces = append(ifaces, fmt.Sprintf("%s %s %s", in.ProtocolBinding, in.ProtocolVersion, in.URL))
+	}
+	wantIfaces := []string{"JSONRPC 1.0 ", "HTTP+JSON 1.0 ", "JSONRPC 0.3 ", "HTTP+JSON 0.3 "}
+	for i := range wantIfaces {
+		wantIfaces[i] += ts.URL + "/"
+	}
+	if !slices.Equal(ifaces, wantIfaces) {
+		t.Errorf("supportedInterfaces %q, want %q", ifaces, wantIfaces)
+	}
 	if !card.Capabilities.Streaming || !card.Capabilities.PushNotifications {
 		t.Errorf("capabilities streaming=%v pushNotifications=%v, want true true",
 			card.Capabilities.Streaming, card.Capabilities.PushNotifications)
