@@ -106,7 +106,10 @@ func (rp reply) artifactItem(e *a2a.TaskArtifactUpdateEvent) any {
 	return a2a.StreamResponse{Event: e}
 }
 
-// fail answers a request that has not started streaming with e.
+// fail answers a streaming request that has not started streaming with e.
+// A v0.x JSON-RPC stream answers it as a stream of one error event, as the
+// v0.3 reference server (a2a-python) does and the v0.3 clients expect: the
+// legacy a2a-go client reads a stream's errors only from its events.
 func (h *Handler) fail(w http.ResponseWriter, rp reply, e *Error) {
 	switch {
 	case rp.rest && rp.v03:
@@ -114,7 +117,10 @@ func (h *Handler) fail(w http.ResponseWriter, rp reply, e *Error) {
 	case rp.rest:
 		h.writeREST(w, e)
 	case rp.v03 || rp.v01:
-		h.writeErrorV03(w, rp.id, e)
+		if e.Code == codeInternal {
+			h.logger.Error("request failed", "err", e.Err)
+		}
+		newSSE(w, rp).fail(e)
 	default:
 		h.writeError(w, rp.id, e)
 	}

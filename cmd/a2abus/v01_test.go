@@ -1220,7 +1220,8 @@ func TestV01Card(t *testing.T) {
 
 // TestV01StreamErrorsHaveObjectData: errors of the v0.1 streaming methods
 // must be v0.x errors, whose data is an object (docs/dialects.md, DIGEST
-// §5), as tasks/send's are.
+// §5), as tasks/send's are; they come as a stream of one error event
+// without id, as v0.3's do.
 func TestV01StreamErrorsHaveObjectData(t *testing.T) {
 	t.Parallel()
 	ctx := v01Context(t)
@@ -1238,8 +1239,11 @@ func TestV01StreamErrorsHaveObjectData(t *testing.T) {
 		{"resubscribe to a completed task", v01Request(t, "tasks/resubscribe", map[string]any{"id": "done"}), -32004, "UNSUPPORTED_OPERATION"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := v01Call(ctx, t, ts, tc.body)
-			v01MustError(t, tc.name, r, tc.code, tc.reason)
+			frames := v01ReadAll(ctx, t, ts, tc.body)
+			if len(frames) != 1 || frames[0].err == nil || frames[0].hasID {
+				t.Fatalf("%s: frames %v, want one error event without id", tc.name, frames)
+			}
+			v01MustErr(t, tc.name, frames[0].err, tc.code, tc.reason)
 		})
 	}
 }

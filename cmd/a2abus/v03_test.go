@@ -662,7 +662,7 @@ func v03CheckFrames(t testing.TB, what string, frames []v03Frame, taskFirst bool
 			s.bad(path, "final=%v; want final only on the last status event", final)
 		}
 	}
-	if taskFirst && len(frames) > 0 && frames[0].kind() != "task" {
+	if taskFirst && len(frames) > 0 && frames[0].reply.Error == nil && frames[0].kind() != "task" {
 		s.bad("frame[0]", "kind %q, want task first", frames[0].kind())
 	}
 	s.report(t, what)
@@ -775,6 +775,12 @@ func TestV03LegacyClient(t *testing.T) {
 		}
 		if card.URL != ts.URL+"/" || card.PreferredTransport != a2a03.TransportProtocolJSONRPC || card.ProtocolVersion != "0.3" {
 			t.Errorf("legacy card url %q transport %q version %q, want %s/ JSONRPC 0.3", card.URL, card.PreferredTransport, card.ProtocolVersion, ts.URL)
+		}
+		// Both v0.3 bindings are listed; the HTTP+JSON routes are under /v1/
+		// of the listed URL, where TestV03RESTCompatClient reaches them.
+		wantIfaces := []a2a03.AgentInterface{{URL: ts.URL + "/", Transport: a2a03.TransportProtocolJSONRPC}, {URL: ts.URL + "/", Transport: a2a03.TransportProtocolHTTPJSON}}
+		if !slices.Equal(card.AdditionalInterfaces, wantIfaces) {
+			t.Errorf("legacy card additionalInterfaces %+v, want %+v", card.AdditionalInterfaces, wantIfaces)
 		}
 		cc, err := a2aclient03.NewFromCard(ctx, card)
 		if err != nil {
@@ -1035,6 +1041,14 @@ func TestV03LegacyClient(t *testing.T) {
 		}
 		if _, err := c.GetTaskPushConfig(ctx, &a2a03.GetTaskPushConfigParams{TaskID: "no-such-task"}); !errors.Is(err, a2a03.ErrTaskNotFound) {
 			t.Errorf("GetTaskPushConfig(unknown)=%v, want ErrTaskNotFound", err)
+		}
+		// Errors of the streaming methods come as the stream's one event,
+		// which is where the legacy client reads them.
+		if evs, err := v03LegacyCollect(c.ResubscribeToTask(ctx, &a2a03.TaskIDParams{ID: "no-such-task"})); !errors.Is(err, a2a03.ErrTaskNotFound) || len(evs) != 0 {
+			t.Errorf("ResubscribeToTask(unknown)=%d events, %v; want ErrTaskNotFound", len(evs), err)
+		}
+		if evs, err := v03LegacyCollect(c.SendStreamingMessage(ctx, &a2a03.MessageSendParams{Message: msg})); !errors.Is(err, a2a03.ErrTaskNotFound) || len(evs) != 0 {
+			t.Errorf("SendStreamingMessage(unknown taskId)=%d events, %v; want ErrTaskNotFound", len(evs), err)
 		}
 		// The endpoint client has no card, so it asks for the extended card.
 		if _, err := c.GetAgentCard(ctx); !errors.Is(err, a2a03.ErrAuthenticatedExtendedCardNotConfigured) {
@@ -1344,6 +1358,9 @@ func TestV03Golden(t *testing.T) {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
 				v03CheckFrames(t, tc.name, frames, tc.method == "message/stream")
+				if n := len(frames); n > 0 && frames[n-1].reply.Error != nil {
+					code = frames[n-1].reply.Error.Code
+				}
 				doc["contentType"] = "text/event-stream"
 				out := []any{}
 				for i, f := range frames {
@@ -1677,27 +1694,31 @@ func TestV03Versions(t *testing.T) {
 	}
 
 	// The streaming methods are routed the same way, before the stream
-	// starts.
+	// starts: a version that does not fit the method is a plain response;
+	// the errors of a v0.3 streaming method are one SSE error event.
 	for _, tc := range []struct {
 		name, version, method string
 		params                any
 		code                  int
+		stream                bool
 	}{
-		{"1.0 message/stream", "1.0", "message/stream", v03Params(), -32601},
-		{"1.0 tasks/resubscribe", "1.0", "tasks/resubscribe", map[string]any{"id": id}, -32601},
-		{"0.3 SendStreamingMessage", "0.3", "SendStreamingMessage", v1Params(), -32601},
-		{"0.3 SubscribeToTask", "0.3", "SubscribeToTask", map[string]any{"id": id}, -32601},
-		{"0.3 tasks/resubscribe of a done task", "0.3", "tasks/resubscribe", map[string]any{"id": id}, -32004},
+		{"1.0 message/stream", "1.0", "message/stream", v03Params(), -32601, false},
+		{"1.0 tasks/resubscribe", "1.0", "tasks/resubscribe", map[string]any{"id": id}, -32601, false},
+		{"0.3 SendStreamingMessage", "0.3", "SendStreamingMessage", v1Params(), -32601, false},
+		{"0.3 SubscribeToTask", "0.3", "SubscribeToTask", map[string]any{"id": id}, -32601, false},
+		{"0.3 tasks/resubscribe of a done task", "0.3", "tasks/resubscribe", map[string]any{"id": id}, -32004, true},
 	} {
 		s, r := v03Open(ctx, t, url, tc.method, tc.params, map[string]string{"A2A-Version": tc.version})
 		if s != nil {
 			frames, err := s.read(-1)
 			s.close()
-			t.Errorf("%s: a stream (%v, %v), want error %d", tc.name, frames, err, tc.code)
+			if !tc.stream || err != nil || len(frames) != 1 || frames[0].reply.Error == nil || frames[0].reply.Error.Code != tc.code {
+				t.Errorf("%s: a stream (%v, %v), want error %d (as a stream: %v)", tc.name, frames, err, tc.code, tc.stream)
+			}
 			continue
 		}
-		if r.Error == nil || r.Error.Code != tc.code {
-			t.Errorf("%s: %s, want error %d", tc.name, r, tc.code)
+		if tc.stream || r.Error == nil || r.Error.Code != tc.code {
+			t.Errorf("%s: %s, want error %d (as a stream: %v)", tc.name, r, tc.code, tc.stream)
 		}
 	}
 	for _, version := range []string{"0.3", "0.2", ""} {
