@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,31 +147,8 @@ func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant strin
 		if st := q.Get("status"); st != "" && st != a2a.TaskStateUnspecified.String() {
 			p.Status = a2a.TaskState(st)
 		}
-		var perr *Error
-		if p.PageSize, perr = queryInt(q.Get("pageSize"), "pageSize"); perr != nil {
+		if perr := listQuery(q, &p, "statusTimestampAfter"); perr != nil {
 			return nil, perr
-		}
-		if p.HistoryLength, perr = queryIntPtr(q.Get("historyLength"), "historyLength"); perr != nil {
-			return nil, perr
-		}
-		after := q.Get("statusTimestampAfter")
-		if after == "" {
-			// The a2a-go v2 REST client sends this name.
-			after = q.Get("lastUpdatedAfter")
-		}
-		if v := after; v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return nil, invalidParams("statusTimestampAfter %q is not an RFC 3339 time", truncate(v, 40))
-			}
-			p.StatusTimestampAfter = &t
-		}
-		if v := q.Get("includeArtifacts"); v != "" {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return nil, invalidParams("includeArtifacts must be true or false")
-			}
-			p.IncludeArtifacts = b
 		}
 		return h.listTasks(ctx, &p)
 	case len(segs) == 2 && segs[0] == "tasks":
@@ -272,4 +250,37 @@ func queryIntPtr(s, name string) (*int, *Error) {
 		return nil, perr
 	}
 	return &n, nil
+}
+
+// listQuery reads the ListTasks query parameters both REST bindings share
+// into p: pageSize, historyLength, includeArtifacts, and the status time
+// bound, named after (or lastUpdatedAfter, as a2a-go's REST clients send
+// it).
+func listQuery(q url.Values, p *a2a.ListTasksRequest, after string) *Error {
+	var perr *Error
+	if p.PageSize, perr = queryInt(q.Get("pageSize"), "pageSize"); perr != nil {
+		return perr
+	}
+	if p.HistoryLength, perr = queryIntPtr(q.Get("historyLength"), "historyLength"); perr != nil {
+		return perr
+	}
+	v := q.Get(after)
+	if v == "" {
+		v = q.Get("lastUpdatedAfter")
+	}
+	if v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return invalidParams("%s %q is not an RFC 3339 time", after, truncate(v, 40))
+		}
+		p.StatusTimestampAfter = &t
+	}
+	if v := q.Get("includeArtifacts"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return invalidParams("includeArtifacts must be true or false")
+		}
+		p.IncludeArtifacts = b
+	}
+	return nil
 }

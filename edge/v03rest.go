@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -301,31 +300,8 @@ func (h *Handler) listTasksV03(r *http.Request) (any, *Error) {
 		}
 		p.Status = s
 	}
-	var perr *Error
-	if p.PageSize, perr = queryInt(q.Get("pageSize"), "pageSize"); perr != nil {
+	if perr := listQuery(q, &p, "lastUpdatedTime"); perr != nil {
 		return nil, perr
-	}
-	if p.HistoryLength, perr = queryIntPtr(q.Get("historyLength"), "historyLength"); perr != nil {
-		return nil, perr
-	}
-	after := q.Get("lastUpdatedTime")
-	if after == "" {
-		// The a2a-go v0.3 compat client sends this name.
-		after = q.Get("lastUpdatedAfter")
-	}
-	if after != "" {
-		t, err := time.Parse(time.RFC3339Nano, after)
-		if err != nil {
-			return nil, invalidParams("lastUpdatedTime %q is not an RFC 3339 time", truncate(after, 40))
-		}
-		p.StatusTimestampAfter = &t
-	}
-	if v := q.Get("includeArtifacts"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, invalidParams("includeArtifacts must be true or false")
-		}
-		p.IncludeArtifacts = b
 	}
 	res, perr := h.listTasks(r.Context(), &p)
 	if perr != nil {
