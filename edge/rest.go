@@ -24,10 +24,7 @@ import (
 
 // restStatus maps protocol error codes to the HTTP status and the
 // google.rpc code name of the REST binding.
-var restStatus = map[int]struct {
-	http int
-	name string
-}{
+var restStatus = map[int]restCode{
 	codeParseError:                {http.StatusBadRequest, "INVALID_ARGUMENT"},
 	codeInvalidRequest:            {http.StatusBadRequest, "INVALID_ARGUMENT"},
 	codeMethodNotFound:            {http.StatusNotFound, "UNIMPLEMENTED"},
@@ -42,6 +39,12 @@ var restStatus = map[int]struct {
 	codeExtendedCardNotConfigured: {http.StatusBadRequest, "FAILED_PRECONDITION"},
 }
 
+// restCode is an HTTP status and a google.rpc code name.
+type restCode struct {
+	http int
+	name string
+}
+
 type restError struct {
 	Code    int         `json:"code"`
 	Status  string      `json:"status"`
@@ -49,26 +52,37 @@ type restError struct {
 	Details []errorInfo `json:"details"`
 }
 
-func restErrorBody(e *Error) any {
+func restErrorBody(e *Error) any { return restErrorBodyStatus(e, restStatusOf(e).http) }
+
+// restErrorBodyStatus is the body of e answered with the HTTP status
+// status instead of e's own.
+func restErrorBodyStatus(e *Error, status int) any {
+	return struct {
+		Error restError `json:"error"`
+	}{restError{Code: status, Status: restStatusOf(e).name, Message: e.Message, Details: e.info()}}
+}
+
+// restStatusOf is the HTTP status and code name of e.
+func restStatusOf(e *Error) restCode {
 	st, ok := restStatus[e.Code]
 	if !ok {
 		st = restStatus[codeInternal]
 	}
-	return struct {
-		Error restError `json:"error"`
-	}{restError{Code: st.http, Status: st.name, Message: e.Message, Details: e.info()}}
+	return st
 }
 
 // writeREST answers a REST request with the error e.
 func (h *Handler) writeREST(w http.ResponseWriter, e *Error) {
+	h.writeRESTStatus(w, restStatusOf(e).http, e)
+}
+
+// writeRESTStatus answers a REST request with the error e and the HTTP
+// status status.
+func (h *Handler) writeRESTStatus(w http.ResponseWriter, status int, e *Error) {
 	if e.Code == codeInternal {
 		h.logger.Error("request failed", "err", e.Err)
 	}
-	st, ok := restStatus[e.Code]
-	if !ok {
-		st = restStatus[codeInternal]
-	}
-	h.writeJSON(w, st.http, restErrorBody(e))
+	h.writeJSON(w, status, restErrorBodyStatus(e, status))
 }
 
 func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
@@ -118,31 +132,47 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 }
 
 // routeREST runs one REST request. A nil result with a nil error means the
-// handler answered itself (a stream).
+// handler answered itself (a stream, or 405 for a known route asked with
+// another method).
 func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant string, segs []string) (any, *Error) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	method := r.Method
-	notFound := &Error{Code: codeMethodNotFound, Message: fmt.Sprintf("Method not found: %s %s", method, truncate(r.URL.Path, 100))}
+	// allow reports whether the request's method is one of methods, and
+	// answers 405 with Allow if it is not.
+	allow := func(methods ...string) bool {
+		if slices.Contains(methods, r.Method) {
+			return true
+		}
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		h.writeRESTStatus(w, http.StatusMethodNotAllowed, &Error{Code: codeMethodNotFound,
+			Message: fmt.Sprintf("Method not allowed: %s %s (allowed: %s)", r.Method, truncate(r.URL.Path, 100), strings.Join(methods, ", "))})
+		return false
+	}
+	notFound := &Error{Code: codeMethodNotFound, Message: fmt.Sprintf("Method not found: %s %s", r.Method, truncate(r.URL.Path, 100))}
 	switch {
-	case len(segs) == 1 && segs[0] == "message:send" && method == http.MethodPost:
+	case len(segs) == 1 && (segs[0] == "message:send" || segs[0] == "message:stream"):
+		if !allow(http.MethodPost) {
+			return nil, nil
+		}
 		var p a2a.SendMessageRequest
 		if perr := h.restBody(w, r, &p, true); perr != nil {
 			return nil, perr
 		}
 		p.Tenant = tenant
-		return h.sendMessage(ctx, &p)
-	case len(segs) == 1 && segs[0] == "message:stream" && method == http.MethodPost:
-		var p a2a.SendMessageRequest
-		if perr := h.restBody(w, r, &p, true); perr != nil {
-			return nil, perr
+		if segs[0] == "message:send" {
+			return h.sendMessage(ctx, &p)
 		}
-		p.Tenant = tenant
 		h.sendStreamingMessage(w, r, reply{rest: true}, &p)
 		return nil, nil
-	case len(segs) == 1 && segs[0] == "extendedAgentCard" && method == http.MethodGet:
+	case len(segs) == 1 && segs[0] == "extendedAgentCard":
+		if !allow(http.MethodGet) {
+			return nil, nil
+		}
 		return nil, &Error{Code: codeUnsupportedOperation, Message: "This operation is not supported: this agent has no extended agent card"}
-	case len(segs) == 1 && segs[0] == "tasks" && method == http.MethodGet:
+	case len(segs) == 1 && segs[0] == "tasks":
+		if !allow(http.MethodGet) {
+			return nil, nil
+		}
 		p := a2a.ListTasksRequest{Tenant: tenant, ContextID: q.Get("contextId"), PageToken: q.Get("pageToken")}
 		if st := q.Get("status"); st != "" && st != a2a.TaskStateUnspecified.String() {
 			p.Status = a2a.TaskState(st)
@@ -153,23 +183,32 @@ func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant strin
 		return h.listTasks(ctx, &p)
 	case len(segs) == 2 && segs[0] == "tasks":
 		id, verb, _ := strings.Cut(segs[1], ":")
-		switch {
-		case verb == "" && method == http.MethodGet:
+		switch verb {
+		case "":
+			if !allow(http.MethodGet) {
+				return nil, nil
+			}
 			hl, perr := queryIntPtr(q.Get("historyLength"), "historyLength")
 			if perr != nil {
 				return nil, perr
 			}
 			return h.getTask(ctx, &a2a.GetTaskRequest{Tenant: tenant, ID: a2a.TaskID(id), HistoryLength: hl})
-		case verb == "cancel" && method == http.MethodPost:
+		case "cancel":
+			if !allow(http.MethodPost) {
+				return nil, nil
+			}
 			var p a2a.CancelTaskRequest
 			if perr := h.restBody(w, r, &p, false); perr != nil {
 				return nil, perr
 			}
 			p.Tenant, p.ID = tenant, a2a.TaskID(id)
 			return h.cancelTask(ctx, &p)
-		case verb == "subscribe" && (method == http.MethodGet || method == http.MethodPost):
+		case "subscribe":
+			if !allow(http.MethodGet, http.MethodPost) {
+				return nil, nil
+			}
 			p := subscribeParams{Tenant: tenant, ID: a2a.TaskID(id)}
-			if method == http.MethodPost {
+			if r.Method == http.MethodPost {
 				var body subscribeParams
 				if perr := h.restBody(w, r, &body, false); perr != nil {
 					return nil, perr
@@ -179,30 +218,36 @@ func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant strin
 			h.subscribeToTask(w, r, reply{rest: true}, &p)
 			return nil, nil
 		}
-	case len(segs) >= 3 && segs[0] == "tasks" && segs[2] == "pushNotificationConfigs":
+	case len(segs) == 3 && segs[0] == "tasks" && segs[2] == "pushNotificationConfigs":
+		if !allow(http.MethodGet, http.MethodPost) {
+			return nil, nil
+		}
 		task := a2a.TaskID(segs[1])
-		switch {
-		case len(segs) == 3 && method == http.MethodPost:
-			var p a2a.PushConfig
-			if perr := h.restBody(w, r, &p, true); perr != nil {
-				return nil, perr
-			}
-			if p.TaskID != "" && p.TaskID != task {
-				return nil, invalidParams("taskId in the body differs from the path")
-			}
-			p.Tenant, p.TaskID = tenant, task
-			return h.createPushConfig(ctx, &p)
-		case len(segs) == 3 && method == http.MethodGet:
+		if r.Method == http.MethodGet {
 			size, perr := queryInt(q.Get("pageSize"), "pageSize")
 			if perr != nil {
 				return nil, perr
 			}
 			return h.listPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{Tenant: tenant, TaskID: task, PageSize: size, PageToken: q.Get("pageToken")})
-		case len(segs) == 4 && method == http.MethodGet:
-			return h.getPushConfig(ctx, &a2a.GetTaskPushConfigRequest{Tenant: tenant, TaskID: task, ID: segs[3]})
-		case len(segs) == 4 && method == http.MethodDelete:
-			return h.deletePushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{Tenant: tenant, TaskID: task, ID: segs[3]})
 		}
+		var p a2a.PushConfig
+		if perr := h.restBody(w, r, &p, true); perr != nil {
+			return nil, perr
+		}
+		if p.TaskID != "" && p.TaskID != task {
+			return nil, invalidParams("taskId in the body differs from the path")
+		}
+		p.Tenant, p.TaskID = tenant, task
+		return h.createPushConfig(ctx, &p)
+	case len(segs) == 4 && segs[0] == "tasks" && segs[2] == "pushNotificationConfigs":
+		if !allow(http.MethodGet, http.MethodDelete) {
+			return nil, nil
+		}
+		task := a2a.TaskID(segs[1])
+		if r.Method == http.MethodGet {
+			return h.getPushConfig(ctx, &a2a.GetTaskPushConfigRequest{Tenant: tenant, TaskID: task, ID: segs[3]})
+		}
+		return h.deletePushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{Tenant: tenant, TaskID: task, ID: segs[3]})
 	}
 	return nil, notFound
 }

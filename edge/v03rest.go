@@ -54,14 +54,10 @@ func v03RESTStatusOf(e *Error) int {
 
 // v03RESTErrorBody is the v0.3 error body for e answered with HTTP status.
 func v03RESTErrorBody(e *Error, status int) any {
-	st, ok := restStatus[e.Code]
-	if !ok {
-		st = restStatus[codeInternal]
-	}
 	return struct {
 		Message string    `json:"message"`
 		Error   restError `json:"error"`
-	}{e.Message, restError{Code: status, Status: st.name, Message: e.Message, Details: e.info()}}
+	}{e.Message, restError{Code: status, Status: restStatusOf(e).name, Message: e.Message, Details: e.info()}}
 }
 
 // writeRESTV03 answers a v0.3 HTTP+JSON request with the error e.

@@ -729,6 +729,11 @@ func TestRESTErrors(t *testing.T) {
 	route := func(name, method, path string) restCase {
 		return restCase{name: name, method: method, path: path, code: 404, status: "UNIMPLEMENTED", reason: "METHOD_NOT_FOUND"}
 	}
+	// A known route with another method: 405 (with Allow, checked by
+	// TestRESTGolden).
+	notAllowed := func(name, method, path string) restCase {
+		return restCase{name: name, method: method, path: path, code: 405, status: "UNIMPLEMENTED", reason: "METHOD_NOT_FOUND"}
+	}
 	cases := []restCase{
 		// Unknown tasks.
 		nf("get unknown task", "GET", "/tasks/"+unknown, unknown),
@@ -798,11 +803,11 @@ func TestRESTErrors(t *testing.T) {
 		// Routes.
 		route("unknown route", "GET", "/nope"),
 		route("unknown route under a tenant", "GET", "/acme/nope/at/all"),
-		route("DELETE /message:send", "DELETE", "/message:send"),
-		route("GET /message:send", "GET", "/message:send"),
-		route("PUT /tasks", "PUT", "/tasks"),
+		notAllowed("DELETE /message:send", "DELETE", "/message:send"),
+		notAllowed("GET /message:send", "GET", "/message:send"),
+		notAllowed("PUT /tasks", "PUT", "/tasks"),
 		route("unknown task verb", "POST", "/tasks/"+d+":pause"),
-		route("DELETE a task", "DELETE", "/tasks/"+d),
+		notAllowed("DELETE a task", "DELETE", "/tasks/"+d),
 		route("too deep", "GET", "/tasks/"+d+"/pushNotificationConfigs/x/y"),
 		route("root GET", "GET", "/"),
 
