@@ -140,13 +140,11 @@ func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant strin
 	// allow reports whether the request's method is one of methods, and
 	// answers 405 with Allow if it is not.
 	allow := func(methods ...string) bool {
-		if slices.Contains(methods, r.Method) {
-			return true
+		e := methodNotAllowed(w, r, methods)
+		if e != nil {
+			h.writeRESTStatus(w, http.StatusMethodNotAllowed, e)
 		}
-		w.Header().Set("Allow", strings.Join(methods, ", "))
-		h.writeRESTStatus(w, http.StatusMethodNotAllowed, &Error{Code: codeMethodNotFound,
-			Message: fmt.Sprintf("Method not allowed: %s %s (allowed: %s)", r.Method, truncate(r.URL.Path, 100), strings.Join(methods, ", "))})
-		return false
+		return e == nil
 	}
 	notFound := &Error{Code: codeMethodNotFound, Message: fmt.Sprintf("Method not found: %s %s", r.Method, truncate(r.URL.Path, 100))}
 	switch {
@@ -250,6 +248,18 @@ func (h *Handler) routeREST(w http.ResponseWriter, r *http.Request, tenant strin
 		return h.deletePushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{Tenant: tenant, TaskID: task, ID: segs[3]})
 	}
 	return nil, notFound
+}
+
+// methodNotAllowed returns nil if r's method is one of methods, and
+// otherwise sets the Allow header and returns the error of the 405 answer.
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, methods []string) *Error {
+	if slices.Contains(methods, r.Method) {
+		return nil
+	}
+	allowed := strings.Join(methods, ", ")
+	w.Header().Set("Allow", allowed)
+	return &Error{Code: codeMethodNotFound,
+		Message: fmt.Sprintf("Method not allowed: %s %s (allowed: %s)", r.Method, truncate(r.URL.Path, 100), allowed)}
 }
 
 // restBody decodes a JSON request body into v. An empty body is an empty

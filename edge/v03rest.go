@@ -105,15 +105,11 @@ func (h *Handler) routeV03REST(w http.ResponseWriter, r *http.Request, segs []st
 	// allow reports whether the request's method is one of methods, and
 	// answers 405 if it is not.
 	allow := func(methods ...string) bool {
-		for _, m := range methods {
-			if r.Method == m {
-				return true
-			}
+		e := methodNotAllowed(w, r, methods)
+		if e != nil {
+			h.writeRESTV03Status(w, http.StatusMethodNotAllowed, e)
 		}
-		w.Header().Set("Allow", strings.Join(methods, ", "))
-		h.writeRESTV03Status(w, http.StatusMethodNotAllowed, &Error{Code: codeMethodNotFound,
-			Message: fmt.Sprintf("Method not allowed: %s %s (allowed: %s)", r.Method, truncate(r.URL.Path, 100), strings.Join(methods, ", "))})
-		return false
+		return e == nil
 	}
 	notFound := &Error{Code: codeMethodNotFound, Message: fmt.Sprintf("Method not found: %s %s", r.Method, truncate(r.URL.Path, 100))}
 	switch {

@@ -264,11 +264,7 @@ func tenantClient(ctx context.Context, t testing.TB, ts *testServer, tenant stri
 	if tenant != "" {
 		base += "/" + tenant
 	}
-	card, err := agentcard.NewResolver(&http.Client{Timeout: 10 * time.Second}).Resolve(ctx, base)
-	if err != nil {
-		t.Fatalf("card of %s: %v", base, err)
-	}
-	c, err := a2aclient.NewFromCard(ctx, card,
+	c, err := a2aclient.NewFromCard(ctx, resolveCardAt(ctx, t, base),
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}}))
 	if err != nil {
 		t.Fatal(err)
@@ -368,9 +364,7 @@ var skillRuns = []struct {
 // AckWait on one delivery.
 func TestExampleWorkers(t *testing.T) {
 	t.Parallel()
-	ctx := e2eContext(t)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-	t.Cleanup(cancel)
+	ctx := workerContext(t)
 	const ackWait = 2 * time.Second
 	ts := startServer(t, func(c *ServeConfig) {
 		c.WorkerTenants = []string{"python", "typescript"}
@@ -476,9 +470,7 @@ func TestExampleWorkers(t *testing.T) {
 // the redelivered item and finishes the task from where it stood.
 func TestWorkerTakeoverAcrossLanguages(t *testing.T) {
 	t.Parallel()
-	ctx := e2eContext(t)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-	t.Cleanup(cancel)
+	ctx := workerContext(t)
 	const ackWait = 2 * time.Second
 	ts := startServer(t, func(c *ServeConfig) {
 		c.WorkerTenants = []string{"xlang"}
@@ -528,9 +520,7 @@ func TestWorkerTakeoverAcrossLanguages(t *testing.T) {
 // client reads; in both directions between the languages.
 func TestWorkerMaxDeliver(t *testing.T) {
 	t.Parallel()
-	ctx := e2eContext(t)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-	t.Cleanup(cancel)
+	ctx := workerContext(t)
 	ts := startServer(t, func(c *ServeConfig) {
 		c.WorkerTenants = []string{"py2ts", "ts2py"}
 		c.WorkerAckWait = 2 * time.Second
@@ -558,6 +548,14 @@ func TestWorkerMaxDeliver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workerContext bounds a worker test's calls: longer than e2eContext, as
+// the tests wait for workers to start and for AckWait to pass.
+func workerContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // resolveCardAt resolves the card served under base.
