@@ -267,12 +267,10 @@ func readREST(ctx context.Context, t testing.TB, method, base, path, body string
 // REST error body (errCode is then its HTTP code).
 func decodeRESTFrame(it sseItem) (sseEvent, error) {
 	var ev sseEvent
-	if it.hasID {
-		n, err := strconv.ParseUint(it.id, 10, 64)
-		if err != nil {
-			return ev, fmt.Errorf("frame id %q is not a sequence: %v", it.id, err)
-		}
-		ev.seq, ev.hasID = n, true
+	if seq, has, err := it.sequence(); err != nil {
+		return ev, err
+	} else {
+		ev.seq, ev.hasID = seq, has
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(it.data), &keys); err != nil {

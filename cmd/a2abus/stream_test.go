@@ -56,6 +56,19 @@ type sseItem struct {
 	data      string
 }
 
+// sequence returns the item's id as a stream sequence, and whether it
+// has one.
+func (it sseItem) sequence() (uint64, bool, error) {
+	if !it.hasID {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(it.id, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("frame id %q is not a sequence: %v", it.id, err)
+	}
+	return n, true, nil
+}
+
 // sseParser reads an SSE body as the server writes it: "id:" and "data:"
 // lines ended by a blank line, and ": comment" lines.
 type sseParser struct{ r *bufio.Reader }
@@ -119,12 +132,10 @@ func (e sseEvent) String() string {
 
 func decodeFrame(it sseItem) (sseEvent, error) {
 	var ev sseEvent
-	if it.hasID {
-		n, err := strconv.ParseUint(it.id, 10, 64)
-		if err != nil {
-			return ev, fmt.Errorf("frame id %q is not a sequence: %v", it.id, err)
-		}
-		ev.seq, ev.hasID = n, true
+	if seq, has, err := it.sequence(); err != nil {
+		return ev, err
+	} else {
+		ev.seq, ev.hasID = seq, has
 	}
 	var resp struct {
 		JSONRPC string          `json:"jsonrpc"`

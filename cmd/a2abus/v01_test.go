@@ -267,12 +267,10 @@ func (s *v01SSE) next() (v01Frame, error) {
 			continue
 		}
 		f := v01Frame{data: it.data}
-		if it.hasID {
-			n, err := strconv.ParseUint(it.id, 10, 64)
-			if err != nil {
-				return f, fmt.Errorf("frame id %q is not a sequence: %v", it.id, err)
-			}
-			f.seq, f.hasID = n, true
+		if seq, has, err := it.sequence(); err != nil {
+			return f, err
+		} else {
+			f.seq, f.hasID = seq, has
 		}
 		r, err := v01Decode([]byte(it.data), s.id)
 		if err != nil {

@@ -279,12 +279,10 @@ func (s *v03Stream) next() (v03Frame, error) {
 			continue
 		}
 		var f v03Frame
-		if it.hasID {
-			n, err := strconv.ParseUint(it.id, 10, 64)
-			if err != nil {
-				return f, fmt.Errorf("frame id %q is not a sequence: %v", it.id, err)
-			}
-			f.seq, f.hasID = n, true
+		if seq, has, err := it.sequence(); err != nil {
+			return f, err
+		} else {
+			f.seq, f.hasID = seq, has
 		}
 		if err := json.Unmarshal([]byte(it.data), &f.reply); err != nil {
 			return f, fmt.Errorf("frame data %q: %v", truncateText(it.data, 200), err)
@@ -1472,6 +1470,22 @@ func v03CheckV1Task(t testing.TB, what string, raw []byte, id string) {
 	}
 }
 
+// v1WaitWorking waits until v1.0 GetTask shows task id WORKING and
+// returns that result.
+func v1WaitWorking(ctx context.Context, t testing.TB, ts *testServer, id string) json.RawMessage {
+	t.Helper()
+	var raw json.RawMessage
+	waitFor(t, 10*time.Second, "task "+id+" working (v1.0 GetTask)", func() (bool, error) {
+		r := rawCall(ctx, t, ts, "GetTask", map[string]any{"id": id})
+		if r.Error != nil {
+			return false, fmt.Errorf("GetTask: %d %s", r.Error.Code, r.Error.Message)
+		}
+		raw = r.Result
+		return strings.Contains(string(r.Result), `"TASK_STATE_WORKING"`), nil
+	})
+	return raw
+}
+
 func TestV03CrossDialect(t *testing.T) {
 	t.Parallel()
 	ctx := v03Context(t)
@@ -1483,16 +1497,7 @@ func TestV03CrossDialect(t *testing.T) {
 	if created["kind"] != "task" || id == "" {
 		t.Fatalf("message/send(blocking false)=%v", created)
 	}
-	var v1Raw json.RawMessage
-	waitFor(t, 10*time.Second, "slow 3 working (v1.0 GetTask)", func() (bool, error) {
-		r := rawCall(ctx, t, ts, "GetTask", map[string]any{"id": id})
-		if r.Error != nil {
-			return false, fmt.Errorf("GetTask: %d %s", r.Error.Code, r.Error.Message)
-		}
-		v1Raw = r.Result
-		return strings.Contains(string(r.Result), `"TASK_STATE_WORKING"`), nil
-	})
-	v03CheckV1Task(t, "v1.0 GetTask", v1Raw, id)
+	v03CheckV1Task(t, "v1.0 GetTask", v1WaitWorking(ctx, t, ts, id), id)
 	rest := mustREST(ctx, t, http.MethodGet, ts.URL, "/tasks/"+id, "", nil)
 	if rest.status != http.StatusOK {
 		t.Fatalf("GET /tasks/%s: %v", id, rest)

@@ -236,12 +236,10 @@ func pb03Next(s *restStream) (pb03Frame, error) {
 
 func pb03DecodeFrame(it sseItem) (pb03Frame, error) {
 	f := pb03Frame{data: it.data}
-	if it.hasID {
-		n, err := strconv.ParseUint(it.id, 10, 64)
-		if err != nil {
-			return f, fmt.Errorf("frame id %q is not a sequence: %v", it.id, err)
-		}
-		f.seq, f.hasID = n, true
+	if seq, has, err := it.sequence(); err != nil {
+		return f, err
+	} else {
+		f.seq, f.hasID = seq, has
 	}
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(it.data), &keys); err != nil {
@@ -873,16 +871,7 @@ func TestV03RESTCrossDialect(t *testing.T) {
 	// JSON-RPC, canceled in v1.0 JSON-RPC, read again here.
 	created := pb03Send(ctx, t, ts.URL, "cross-slow", "slow 3", false)
 	id := created.GetId()
-	var v1Raw json.RawMessage
-	waitFor(t, 10*time.Second, "slow 3 working (v1.0 GetTask)", func() (bool, error) {
-		r := rawCall(ctx, t, ts, "GetTask", map[string]any{"id": id})
-		if r.Error != nil {
-			return false, fmt.Errorf("GetTask: %d %s", r.Error.Code, r.Error.Message)
-		}
-		v1Raw = r.Result
-		return strings.Contains(string(r.Result), `"TASK_STATE_WORKING"`), nil
-	})
-	v03CheckV1Task(t, "v1.0 GetTask", v1Raw, id)
+	v03CheckV1Task(t, "v1.0 GetTask", v1WaitWorking(ctx, t, ts, id), id)
 	if rest := mustREST(ctx, t, http.MethodGet, ts.URL, "/tasks/"+id, "", nil); rest.status != http.StatusOK {
 		t.Errorf("GET /tasks/%s: %v", id, rest)
 	} else {

@@ -422,11 +422,52 @@ func v1Result(ctx context.Context, t testing.TB, ts *testServer, method string, 
 // v1Send sends text with SendMessage (blocking) and returns the task.
 func v1Send(ctx context.Context, t testing.TB, ts *testServer, messageID, text, contextID string) any {
 	t.Helper()
-	msg := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	return v1Get(v1Result(ctx, t, ts, "SendMessage", map[string]any{"message": v1UserMessage(messageID, text, contextID)}), "task")
+}
+
+// v1UserMessage is a v1.0 user message of one text part.
+func v1UserMessage(messageID, text, contextID string) map[string]any {
+	m := map[string]any{"messageId": messageID, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
 	if contextID != "" {
-		msg["contextId"] = contextID
+		m["contextId"] = contextID
 	}
-	return v1Get(v1Result(ctx, t, ts, "SendMessage", map[string]any{"message": msg}), "task")
+	return m
+}
+
+// v1Msg is v1UserMessage as JSON, for the cases' params and bodies.
+func v1Msg(id, text string) string {
+	return `{"messageId":"` + id + `","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}`
+}
+
+// Values the golden cases want.
+const (
+	v1Completed     = "TASK_STATE_COMPLETED"
+	v1InputRequired = "TASK_STATE_INPUT_REQUIRED"
+	v1NotFound      = "TASK_NOT_FOUND"
+	v1InvalidParams = "INVALID_PARAMS"
+	v1NoMethod      = "METHOD_NOT_FOUND"
+)
+
+// v1SetupTasks makes the tasks both golden tests start from, each through
+// its own binding: send makes a task (recording it in v as name), state
+// reads the state of the task recorded as name.
+func v1SetupTasks(t testing.TB, v *v1Vars, send func(name, text, contextID string), state func(name string) string) {
+	t.Helper()
+	send("done", "echo done", "")
+	send("asking", "ask", "")
+	send("asking2", "ask", "")
+	send("other", "echo other", "")
+	// Two tasks of one context, for ListTasks: list2 is the newer.
+	send("list1", "echo list one", "")
+	send("list2", "echo list two", v.vars["list1Ctx"])
+	if v.vars["list2Ctx"] != v.vars["list1Ctx"] {
+		t.Fatalf("setup: list2 in context %s, want list1's %s", v.vars["list2Ctx"], v.vars["list1Ctx"])
+	}
+	for name, want := range map[string]string{"done": v1Completed, "asking": v1InputRequired, "asking2": v1InputRequired, "list2": v1Completed} {
+		if st := state(name); st != want {
+			t.Fatalf("setup task %s: %s, want %s", name, st, want)
+		}
+	}
 }
 
 func TestV1Golden(t *testing.T) {
@@ -438,21 +479,11 @@ func TestV1Golden(t *testing.T) {
 
 	// The setup: tasks in known states.
 	v := newV1Vars()
-	v.task(t, "done", v1Send(ctx, t, ts, "setup-done", "echo done", ""))
-	v.task(t, "asking", v1Send(ctx, t, ts, "setup-asking", "ask", ""))
-	v.task(t, "asking2", v1Send(ctx, t, ts, "setup-asking2", "ask", ""))
-	v.task(t, "other", v1Send(ctx, t, ts, "setup-other", "echo other", ""))
-	// Two tasks of one context, for ListTasks: list2 is the newer.
-	v.task(t, "list1", v1Send(ctx, t, ts, "setup-list1", "echo list one", ""))
-	v.task(t, "list2", v1Send(ctx, t, ts, "setup-list2", "echo list two", v.vars["list1Ctx"]))
-	if v.vars["list2Ctx"] != v.vars["list1Ctx"] {
-		t.Fatalf("setup: list2 in context %s, want list1's %s", v.vars["list2Ctx"], v.vars["list1Ctx"])
-	}
-	for name, want := range map[string]string{"done": "TASK_STATE_COMPLETED", "asking": "TASK_STATE_INPUT_REQUIRED", "asking2": "TASK_STATE_INPUT_REQUIRED", "list2": "TASK_STATE_COMPLETED"} {
-		if st := v03Str(v1Result(ctx, t, ts, "GetTask", map[string]any{"id": v.vars[name]}), "status", "state"); st != want {
-			t.Fatalf("setup task %s: %s, want %s", name, st, want)
-		}
-	}
+	v1SetupTasks(t, v, func(name, text, contextID string) {
+		v.task(t, name, v1Send(ctx, t, ts, "setup-"+name, text, contextID))
+	}, func(name string) string {
+		return v03Str(v1Result(ctx, t, ts, "GetTask", map[string]any{"id": v.vars[name]}), "status", "state")
+	})
 	page := v1Result(ctx, t, ts, "ListTasks", map[string]any{"contextId": v.vars["list1Ctx"], "pageSize": 1})
 	if tok := v03Str(page, "nextPageToken"); tok == "" || v1At(page, "tasks.0.id") != v.vars["list2"] {
 		t.Fatalf("setup: ListTasks page 1 %s, want list2 and a next page", v1At(page, ""))
@@ -475,17 +506,10 @@ func TestV1Golden(t *testing.T) {
 	hook := "http://127.0.0.1:9/hook" // configs of finished tasks: nothing is sent
 
 	b64 := base64.StdEncoding.EncodeToString([]byte("hello, file"))
-	msg := func(id, text string) string {
-		return `{"messageId":"` + id + `","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}`
-	}
-	const (
-		completed     = "TASK_STATE_COMPLETED"
-		inputRequired = "TASK_STATE_INPUT_REQUIRED"
-	)
 	cases := []v1Case{
 		// SendMessage
-		{name: "send_message_echo", method: "SendMessage", params: `{"message":` + msg("golden-echo", "echo golden") + `}`,
-			want: map[string]string{"task.status.state": completed, "task.artifacts.0.artifactId": "echo", "task.artifacts.0.parts": `[{"text":"echo golden"}]`,
+		{name: "send_message_echo", method: "SendMessage", params: `{"message":` + v1Msg("golden-echo", "echo golden") + `}`,
+			want: map[string]string{"task.status.state": v1Completed, "task.artifacts.0.artifactId": "echo", "task.artifacts.0.parts": `[{"text":"echo golden"}]`,
 				"task.history.0.messageId": "golden-echo", "task.history.0.role": "ROLE_USER"}},
 		{name: "send_message_parts", method: "SendMessage",
 			params: `{"message":{"messageId":"golden-parts","role":"ROLE_USER","metadata":{"trace":"t1"},"parts":[` +
@@ -494,23 +518,23 @@ func TestV1Golden(t *testing.T) {
 				`{"url":"https://example.com/logo.png","mediaType":"image/png","filename":"logo.png"},` +
 				`{"data":{"answer":42,"list":[1,"two"],"nested":{"ok":true}}}]},` +
 				`"configuration":{"acceptedOutputModes":["text/plain"]},"metadata":{"req":"r1"}}`,
-			want: map[string]string{"task.status.state": completed, "task.artifacts.0.parts.1.raw": b64, "task.artifacts.0.parts.2.url": "https://example.com/logo.png",
+			want: map[string]string{"task.status.state": v1Completed, "task.artifacts.0.parts.1.raw": b64, "task.artifacts.0.parts.2.url": "https://example.com/logo.png",
 				"task.artifacts.0.parts.3.data": `{"answer":42,"list":[1,"two"],"nested":{"ok":true}}`, "task.history.0.metadata": `{"trace":"t1"}`}},
 		// The proto field names are accepted too.
 		{name: "send_message_snake_case", method: "SendMessage",
 			params: `{"message":{"message_id":"golden-snake","role":"ROLE_USER","parts":[{"text":"echo snake"}]},"configuration":{"history_length":1}}`,
-			want:   map[string]string{"task.status.state": completed, "task.history.0.messageId": "golden-snake"}},
+			want:   map[string]string{"task.status.state": v1Completed, "task.history.0.messageId": "golden-snake"}},
 		{name: "send_message_return_immediately", method: "SendMessage", settle: true,
-			params: `{"message":` + msg("golden-immediate", "echo later") + `,"configuration":{"returnImmediately":true}}`,
+			params: `{"message":` + v1Msg("golden-immediate", "echo later") + `,"configuration":{"returnImmediately":true}}`,
 			want:   map[string]string{"task.status.state": "TASK_STATE_SUBMITTED", "task.artifacts": "<none>"}},
 		{name: "send_message_history_length_0", method: "SendMessage",
-			params: `{"message":` + msg("golden-h0", "echo h0") + `,"configuration":{"historyLength":0}}`,
-			want:   map[string]string{"task.status.state": completed, "task.history": "<none>", "task.artifacts.0.artifactId": "echo"}},
-		{name: "send_message_ask", method: "SendMessage", params: `{"message":` + msg("golden-ask", "ask") + `}`,
-			want: map[string]string{"task.status.state": inputRequired, "task.status.message.role": "ROLE_AGENT", "task.status.message.parts.0.text": "What is your name?"}},
+			params: `{"message":` + v1Msg("golden-h0", "echo h0") + `,"configuration":{"historyLength":0}}`,
+			want:   map[string]string{"task.status.state": v1Completed, "task.history": "<none>", "task.artifacts.0.artifactId": "echo"}},
+		{name: "send_message_ask", method: "SendMessage", params: `{"message":` + v1Msg("golden-ask", "ask") + `}`,
+			want: map[string]string{"task.status.state": v1InputRequired, "task.status.message.role": "ROLE_AGENT", "task.status.message.parts.0.text": "What is your name?"}},
 		{name: "send_message_followup", method: "SendMessage",
 			params: `{"message":{"messageId":"golden-followup","role":"ROLE_USER","taskId":"{{asking}}","contextId":"{{askingCtx}}","parts":[{"text":"Golden"}]}}`,
-			want: map[string]string{"task.id": "{{asking}}", "task.status.state": completed, "task.artifacts.0.artifactId": "answer",
+			want: map[string]string{"task.id": "{{asking}}", "task.status.state": v1Completed, "task.artifacts.0.artifactId": "answer",
 				"task.artifacts.0.parts.0.text": "Hello, Golden!"}},
 		{name: "send_message_followup_terminal", method: "SendMessage", code: -32004,
 			params: `{"message":{"messageId":"golden-followup-done","role":"ROLE_USER","taskId":"{{done}}","parts":[{"text":"more"}]}}`},
@@ -525,16 +549,16 @@ func TestV1Golden(t *testing.T) {
 		{name: "send_message_no_message_id", method: "SendMessage", code: -32602,
 			params: `{"message":{"role":"ROLE_USER","parts":[{"text":"echo"}]}}`},
 		{name: "send_message_negative_history", method: "SendMessage", code: -32602,
-			params: `{"message":` + msg("golden-hneg", "echo") + `,"configuration":{"historyLength":-1}}`},
+			params: `{"message":` + v1Msg("golden-hneg", "echo") + `,"configuration":{"historyLength":-1}}`},
 		// GetTask
 		{name: "get_task", method: "GetTask", params: `{"id":"{{done}}"}`,
-			want: map[string]string{"id": "{{done}}", "status.state": completed, "artifacts.0.parts.0.text": "echo done", "history.0.messageId": "setup-done"}},
+			want: map[string]string{"id": "{{done}}", "status.state": v1Completed, "artifacts.0.parts.0.text": "echo done", "history.0.messageId": "setup-done"}},
 		{name: "get_task_history_length_1", method: "GetTask", params: `{"id":"{{asking}}","historyLength":1}`,
 			want: map[string]string{"id": "{{asking}}", "history.1": "<none>", "history.0.role": "ROLE_AGENT"}},
 		{name: "get_task_history_length_0", method: "GetTask", params: `{"id":"{{done}}","historyLength":0}`,
 			want: map[string]string{"id": "{{done}}", "history": "<none>", "artifacts.0.artifactId": "echo"}},
 		{name: "get_task_input_required", method: "GetTask", params: `{"id":"{{asking2}}"}`,
-			want: map[string]string{"id": "{{asking2}}", "status.state": inputRequired}},
+			want: map[string]string{"id": "{{asking2}}", "status.state": v1InputRequired}},
 		{name: "get_task_unknown", method: "GetTask", code: -32001, params: `{"id":"no-such-task"}`},
 		{name: "get_task_no_id", method: "GetTask", code: -32602, params: `{}`},
 		{name: "get_task_negative_history", method: "GetTask", code: -32602, params: `{"id":"{{done}}","historyLength":-1}`},
@@ -604,12 +628,12 @@ func TestV1Golden(t *testing.T) {
 		{name: "get_extended_agent_card", method: "GetExtendedAgentCard", code: -32004, params: `{}`},
 		// SendStreamingMessage
 		{name: "send_streaming_message_echo", method: "SendStreamingMessage", stream: true,
-			params: `{"message":` + msg("golden-stream-echo", "echo streamed") + `}`,
+			params: `{"message":` + v1Msg("golden-stream-echo", "echo streamed") + `}`,
 			frames: []string{"task TASK_STATE_SUBMITTED", `status TASK_STATE_WORKING ""`, `artifact echo append=false last=true "echo streamed"`, `status TASK_STATE_COMPLETED ""`}},
 		{name: "send_streaming_message_chunks", method: "SendStreamingMessage", stream: true,
-			params: `{"message":` + msg("golden-stream-chunks", "stream 2 0") + `}`, frames: v1StreamDescs(2)},
+			params: `{"message":` + v1Msg("golden-stream-chunks", "stream 2 0") + `}`, frames: v1StreamDescs(2)},
 		{name: "send_streaming_message_ask", method: "SendStreamingMessage", stream: true,
-			params: `{"message":` + msg("golden-stream-ask", "ask") + `}`,
+			params: `{"message":` + v1Msg("golden-stream-ask", "ask") + `}`,
 			frames: []string{"task TASK_STATE_SUBMITTED", `status TASK_STATE_WORKING ""`, `status TASK_STATE_INPUT_REQUIRED "What is your name?"`}},
 		{name: "send_streaming_message_role_agent", method: "SendStreamingMessage", stream: true, code: -32602,
 			params: `{"message":{"messageId":"golden-stream-agent","role":"ROLE_AGENT","parts":[{"text":"echo"}]}}`},
@@ -637,7 +661,7 @@ func TestV1Golden(t *testing.T) {
 		{name: "error_version_not_supported", method: "GetTask", code: -32009, params: `{"id":"{{done}}"}`,
 			hdr: map[string]string{"A2A-Version": "9.9"}},
 		{name: "version_absent", method: "GetTask", params: `{"id":"{{done}}","historyLength":0}`,
-			hdr: map[string]string{"A2A-Version": ""}, want: map[string]string{"id": "{{done}}", "status.state": completed}},
+			hdr: map[string]string{"A2A-Version": ""}, want: map[string]string{"id": "{{done}}", "status.state": v1Completed}},
 	}
 
 	seen := map[string]bool{}
@@ -808,10 +832,7 @@ func TestRESTGolden(t *testing.T) {
 	v := newV1Vars()
 	send := func(name, prefix, text, contextID string) {
 		t.Helper()
-		m := map[string]any{"messageId": "setup-" + name, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
-		if contextID != "" {
-			m["contextId"] = contextID
-		}
+		m := v1UserMessage("setup-"+name, text, contextID)
 		r := mustREST(ctx, t, http.MethodPost, ts.URL, prefix+"/message:send", jsonOf(t, map[string]any{"message": m}), nil)
 		if r.status != http.StatusOK {
 			t.Fatalf("setup %s: %v", name, r)
@@ -826,18 +847,9 @@ func TestRESTGolden(t *testing.T) {
 		}
 		return pb03JSON(r.body)
 	}
-	send("done", "", "echo done", "")
-	send("asking", "", "ask", "")
-	send("asking2", "", "ask", "")
-	send("other", "", "echo other", "")
-	send("list1", "", "echo list one", "")
-	send("list2", "", "echo list two", v.vars["list1Ctx"])
+	v1SetupTasks(t, v, func(name, text, contextID string) { send(name, "", text, contextID) },
+		func(name string) string { return v03Str(get("", v.vars[name]), "status", "state") })
 	send("acme", "/acme", "echo acme", "")
-	for name, want := range map[string]string{"done": "TASK_STATE_COMPLETED", "asking": "TASK_STATE_INPUT_REQUIRED", "asking2": "TASK_STATE_INPUT_REQUIRED", "list2": "TASK_STATE_COMPLETED"} {
-		if st := v03Str(get("", v.vars[name]), "status", "state"); st != want {
-			t.Fatalf("setup task %s: %s, want %s", name, st, want)
-		}
-	}
 	page := mustREST(ctx, t, http.MethodGet, ts.URL, "/tasks?pageSize=1&contextId="+v.vars["list1Ctx"], "", nil)
 	if tok := v1At(pb03JSON(page.body), "nextPageToken"); page.status != http.StatusOK || tok == "" || tok == "<none>" {
 		t.Fatalf("setup: GET /tasks page 1: %v, want a next page", page)
@@ -860,20 +872,10 @@ func TestRESTGolden(t *testing.T) {
 	hook := "http://127.0.0.1:9/hook" // configs of finished tasks: nothing is sent
 
 	b64 := base64.StdEncoding.EncodeToString([]byte("hello, file"))
-	msg := func(id, text string) string {
-		return `{"messageId":"` + id + `","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}`
-	}
-	const (
-		completed     = "TASK_STATE_COMPLETED"
-		inputRequired = "TASK_STATE_INPUT_REQUIRED"
-		notFound      = "TASK_NOT_FOUND"
-		invalidParams = "INVALID_PARAMS"
-		noMethod      = "METHOD_NOT_FOUND"
-	)
 	cases := []restGoldenCase{
 		// POST /message:send
-		{name: "message_send_echo", method: "POST", path: "/message:send", body: `{"message":` + msg("golden-echo", "echo golden") + `}`,
-			want: map[string]string{"task.status.state": completed, "task.artifacts.0.parts": `[{"text":"echo golden"}]`, "task.history.0.messageId": "golden-echo"}},
+		{name: "message_send_echo", method: "POST", path: "/message:send", body: `{"message":` + v1Msg("golden-echo", "echo golden") + `}`,
+			want: map[string]string{"task.status.state": v1Completed, "task.artifacts.0.parts": `[{"text":"echo golden"}]`, "task.history.0.messageId": "golden-echo"}},
 		{name: "message_send_parts", method: "POST", path: "/message:send",
 			body: `{"message":{"messageId":"golden-parts","role":"ROLE_USER","metadata":{"trace":"t1"},"parts":[` +
 				`{"text":"echo parts","metadata":{"lang":"en"}},` +
@@ -881,55 +883,55 @@ func TestRESTGolden(t *testing.T) {
 				`{"url":"https://example.com/logo.png","mediaType":"image/png","filename":"logo.png"},` +
 				`{"data":{"answer":42,"list":[1,"two"],"nested":{"ok":true}}}]},` +
 				`"configuration":{"acceptedOutputModes":["text/plain"]},"metadata":{"req":"r1"}}`,
-			want: map[string]string{"task.status.state": completed, "task.artifacts.0.parts.1.raw": b64, "task.artifacts.0.parts.3.data.answer": "42"}},
+			want: map[string]string{"task.status.state": v1Completed, "task.artifacts.0.parts.1.raw": b64, "task.artifacts.0.parts.3.data.answer": "42"}},
 		{name: "message_send_return_immediately", method: "POST", path: "/message:send", settle: true,
-			body: `{"message":` + msg("golden-immediate", "echo later") + `,"configuration":{"returnImmediately":true}}`,
+			body: `{"message":` + v1Msg("golden-immediate", "echo later") + `,"configuration":{"returnImmediately":true}}`,
 			want: map[string]string{"task.status.state": "TASK_STATE_SUBMITTED"}},
 		{name: "message_send_history_length_0", method: "POST", path: "/message:send",
-			body: `{"message":` + msg("golden-h0", "echo h0") + `,"configuration":{"historyLength":0}}`,
-			want: map[string]string{"task.status.state": completed, "task.history": "<none>"}},
-		{name: "message_send_ask", method: "POST", path: "/message:send", body: `{"message":` + msg("golden-ask", "ask") + `}`,
-			want: map[string]string{"task.status.state": inputRequired, "task.status.message.parts.0.text": "What is your name?"}},
+			body: `{"message":` + v1Msg("golden-h0", "echo h0") + `,"configuration":{"historyLength":0}}`,
+			want: map[string]string{"task.status.state": v1Completed, "task.history": "<none>"}},
+		{name: "message_send_ask", method: "POST", path: "/message:send", body: `{"message":` + v1Msg("golden-ask", "ask") + `}`,
+			want: map[string]string{"task.status.state": v1InputRequired, "task.status.message.parts.0.text": "What is your name?"}},
 		{name: "message_send_followup", method: "POST", path: "/message:send",
 			body: `{"message":{"messageId":"golden-followup","role":"ROLE_USER","taskId":"{{asking}}","contextId":"{{askingCtx}}","parts":[{"text":"Golden"}]}}`,
-			want: map[string]string{"task.id": "{{asking}}", "task.status.state": completed, "task.artifacts.0.parts.0.text": "Hello, Golden!"}},
+			want: map[string]string{"task.id": "{{asking}}", "task.status.state": v1Completed, "task.artifacts.0.parts.0.text": "Hello, Golden!"}},
 		{name: "message_send_followup_terminal", method: "POST", path: "/message:send", reason: "UNSUPPORTED_OPERATION",
 			body: `{"message":{"messageId":"golden-followup-done","role":"ROLE_USER","taskId":"{{done}}","parts":[{"text":"more"}]}}`},
-		{name: "message_send_unknown_task", method: "POST", path: "/message:send", reason: notFound,
+		{name: "message_send_unknown_task", method: "POST", path: "/message:send", reason: v1NotFound,
 			body: `{"message":{"messageId":"golden-unknown","role":"ROLE_USER","taskId":"no-such-task","parts":[{"text":"echo"}]}}`},
-		{name: "message_send_role_agent", method: "POST", path: "/message:send", reason: invalidParams,
+		{name: "message_send_role_agent", method: "POST", path: "/message:send", reason: v1InvalidParams,
 			body: `{"message":{"messageId":"golden-agent","role":"ROLE_AGENT","parts":[{"text":"echo"}]}}`},
 		{name: "message_send_bad_json", method: "POST", path: "/message:send", reason: "PARSE_ERROR", body: `{"message":`},
-		{name: "message_send_empty_body", method: "POST", path: "/message:send", reason: invalidParams},
+		{name: "message_send_empty_body", method: "POST", path: "/message:send", reason: v1InvalidParams},
 		{name: "message_send_a2a_json", method: "POST", path: "/message:send", hdr: map[string]string{"Content-Type": "application/a2a+json"},
-			body: `{"message":` + msg("golden-a2a-json", "echo a2a+json") + `}`,
-			want: map[string]string{"task.status.state": completed, "task.artifacts.0.parts.0.text": "echo a2a+json"}},
+			body: `{"message":` + v1Msg("golden-a2a-json", "echo a2a+json") + `}`,
+			want: map[string]string{"task.status.state": v1Completed, "task.artifacts.0.parts.0.text": "echo a2a+json"}},
 		{name: "message_send_version_9_9", method: "POST", path: "/message:send", hdr: map[string]string{"A2A-Version": "9.9"}, reason: "VERSION_NOT_SUPPORTED",
-			body: `{"message":` + msg("golden-v99", "echo") + `}`},
+			body: `{"message":` + v1Msg("golden-v99", "echo") + `}`},
 		{name: "message_send_version_query", method: "POST", path: "/message:send?A2A-Version=1.0", hdr: map[string]string{"A2A-Version": ""},
-			body: `{"message":` + msg("golden-vq", "echo query") + `}`,
-			want: map[string]string{"task.status.state": completed}},
+			body: `{"message":` + v1Msg("golden-vq", "echo query") + `}`,
+			want: map[string]string{"task.status.state": v1Completed}},
 		// POST /message:stream
-		{name: "message_stream_echo", method: "POST", path: "/message:stream", stream: true, body: `{"message":` + msg("golden-stream-echo", "echo streamed") + `}`,
+		{name: "message_stream_echo", method: "POST", path: "/message:stream", stream: true, body: `{"message":` + v1Msg("golden-stream-echo", "echo streamed") + `}`,
 			frames: []string{"task TASK_STATE_SUBMITTED", `status TASK_STATE_WORKING ""`, `artifact echo append=false last=true "echo streamed"`, `status TASK_STATE_COMPLETED ""`}},
-		{name: "message_stream_chunks", method: "POST", path: "/message:stream", stream: true, body: `{"message":` + msg("golden-stream-chunks", "stream 2 0") + `}`,
+		{name: "message_stream_chunks", method: "POST", path: "/message:stream", stream: true, body: `{"message":` + v1Msg("golden-stream-chunks", "stream 2 0") + `}`,
 			frames: v1StreamDescs(2)},
-		{name: "message_stream_ask", method: "POST", path: "/message:stream", stream: true, body: `{"message":` + msg("golden-stream-ask", "ask") + `}`,
+		{name: "message_stream_ask", method: "POST", path: "/message:stream", stream: true, body: `{"message":` + v1Msg("golden-stream-ask", "ask") + `}`,
 			frames: []string{"task TASK_STATE_SUBMITTED", `status TASK_STATE_WORKING ""`, `status TASK_STATE_INPUT_REQUIRED "What is your name?"`}},
-		{name: "message_stream_role_agent", method: "POST", path: "/message:stream", stream: true, reason: invalidParams,
+		{name: "message_stream_role_agent", method: "POST", path: "/message:stream", stream: true, reason: v1InvalidParams,
 			body: `{"message":{"messageId":"golden-stream-agent","role":"ROLE_AGENT","parts":[{"text":"echo"}]}}`},
 		{name: "message_stream_bad_json", method: "POST", path: "/message:stream", stream: true, reason: "PARSE_ERROR", body: `{`},
 		// GET /tasks/{id}
 		{name: "tasks_get", method: "GET", path: "/tasks/{{done}}",
-			want: map[string]string{"id": "{{done}}", "status.state": completed, "artifacts.0.parts.0.text": "echo done"}},
+			want: map[string]string{"id": "{{done}}", "status.state": v1Completed, "artifacts.0.parts.0.text": "echo done"}},
 		{name: "tasks_get_history_length_1", method: "GET", path: "/tasks/{{asking}}?historyLength=1",
 			want: map[string]string{"id": "{{asking}}", "history.1": "<none>", "history.0.role": "ROLE_AGENT"}},
 		{name: "tasks_get_history_length_0", method: "GET", path: "/tasks/{{done}}?historyLength=0",
 			want: map[string]string{"id": "{{done}}", "history": "<none>"}},
 		{name: "tasks_get_input_required", method: "GET", path: "/tasks/{{asking2}}",
-			want: map[string]string{"id": "{{asking2}}", "status.state": inputRequired}},
-		{name: "tasks_get_unknown", method: "GET", path: "/tasks/no-such-task", reason: notFound},
-		{name: "tasks_get_bad_history", method: "GET", path: "/tasks/{{done}}?historyLength=abc", reason: invalidParams},
+			want: map[string]string{"id": "{{asking2}}", "status.state": v1InputRequired}},
+		{name: "tasks_get_unknown", method: "GET", path: "/tasks/no-such-task", reason: v1NotFound},
+		{name: "tasks_get_bad_history", method: "GET", path: "/tasks/{{done}}?historyLength=abc", reason: v1InvalidParams},
 		// GET /tasks
 		{name: "tasks_list", method: "GET", path: "/tasks?contextId={{list1Ctx}}",
 			want: map[string]string{"tasks.0.id": "{{list2}}", "tasks.1.id": "{{list1}}", "tasks.2": "<none>", "totalSize": "2", "pageSize": "50", "nextPageToken": "",
@@ -943,13 +945,13 @@ func TestRESTGolden(t *testing.T) {
 			want: map[string]string{"tasks.0.id": "{{list2}}", "tasks.1.id": "{{list1}}", "tasks.0.artifacts.0.artifactId": "echo", "tasks.0.history.1": "<none>"}},
 		{name: "tasks_list_status_none", method: "GET", path: "/tasks?contextId={{list1Ctx}}&status=TASK_STATE_WORKING",
 			want: map[string]string{"tasks": "[]", "totalSize": "0", "nextPageToken": ""}},
-		{name: "tasks_list_bad_status", method: "GET", path: "/tasks?status=completed", reason: invalidParams},
-		{name: "tasks_list_bad_page_size", method: "GET", path: "/tasks?pageSize=101", reason: invalidParams},
+		{name: "tasks_list_bad_status", method: "GET", path: "/tasks?status=completed", reason: v1InvalidParams},
+		{name: "tasks_list_bad_page_size", method: "GET", path: "/tasks?pageSize=101", reason: v1InvalidParams},
 		// POST /tasks/{id}:cancel
 		{name: "tasks_cancel", method: "POST", path: "/tasks/{{asking2}}:cancel", body: `{"metadata":{"why":"golden"}}`,
 			want: map[string]string{"id": "{{asking2}}", "status.state": "TASK_STATE_CANCELED"}},
 		{name: "tasks_cancel_terminal", method: "POST", path: "/tasks/{{done}}:cancel", reason: "TASK_NOT_CANCELABLE"},
-		{name: "tasks_cancel_unknown", method: "POST", path: "/tasks/no-such-task:cancel", reason: notFound},
+		{name: "tasks_cancel_unknown", method: "POST", path: "/tasks/no-such-task:cancel", reason: v1NotFound},
 		// GET and POST /tasks/{id}:subscribe
 		{name: "tasks_subscribe_resume", method: "GET", path: "/tasks/{{streamed}}:subscribe", stream: true,
 			hdr: map[string]string{"Last-Event-ID": "{{resumeFrom}}"}, frames: v1StreamDescs(3)[3:]},
@@ -958,8 +960,8 @@ func TestRESTGolden(t *testing.T) {
 		{name: "tasks_subscribe_at_head", method: "GET", path: "/tasks/{{streamed}}:subscribe?lastEventId={{head}}", stream: true, frames: []string{}},
 		{name: "tasks_subscribe_terminal", method: "GET", path: "/tasks/{{done}}:subscribe", stream: true, reason: "UNSUPPORTED_OPERATION"},
 		{name: "tasks_subscribe_terminal_post", method: "POST", path: "/tasks/{{done}}:subscribe", stream: true, reason: "UNSUPPORTED_OPERATION"},
-		{name: "tasks_subscribe_unknown", method: "POST", path: "/tasks/no-such-task:subscribe", stream: true, reason: notFound},
-		{name: "tasks_subscribe_bad_last_event_id", method: "GET", path: "/tasks/{{streamed}}:subscribe", stream: true, reason: invalidParams,
+		{name: "tasks_subscribe_unknown", method: "POST", path: "/tasks/no-such-task:subscribe", stream: true, reason: v1NotFound},
+		{name: "tasks_subscribe_bad_last_event_id", method: "GET", path: "/tasks/{{streamed}}:subscribe", stream: true, reason: v1InvalidParams,
 			hdr: map[string]string{"Last-Event-ID": "abc"}},
 		// Push notification configs.
 		{name: "push_create", method: "POST", path: "/tasks/{{done}}/pushNotificationConfigs",
@@ -970,40 +972,40 @@ func TestRESTGolden(t *testing.T) {
 			want: map[string]string{"taskId": "{{done}}", "id": "cfg-b"}},
 		{name: "push_create_no_id", method: "POST", path: "/tasks/{{other}}/pushNotificationConfigs", body: `{"url":"` + hook + `/c"}`,
 			want: map[string]string{"taskId": "{{other}}", "url": hook + "/c"}},
-		{name: "push_create_unknown_task", method: "POST", path: "/tasks/no-such-task/pushNotificationConfigs", body: `{"url":"` + hook + `"}`, reason: notFound},
-		{name: "push_create_no_url", method: "POST", path: "/tasks/{{done}}/pushNotificationConfigs", body: `{"id":"cfg-x"}`, reason: invalidParams},
-		{name: "push_create_other_task", method: "POST", path: "/tasks/{{done}}/pushNotificationConfigs", body: `{"taskId":"{{other}}","url":"` + hook + `"}`, reason: invalidParams},
+		{name: "push_create_unknown_task", method: "POST", path: "/tasks/no-such-task/pushNotificationConfigs", body: `{"url":"` + hook + `"}`, reason: v1NotFound},
+		{name: "push_create_no_url", method: "POST", path: "/tasks/{{done}}/pushNotificationConfigs", body: `{"id":"cfg-x"}`, reason: v1InvalidParams},
+		{name: "push_create_other_task", method: "POST", path: "/tasks/{{done}}/pushNotificationConfigs", body: `{"taskId":"{{other}}","url":"` + hook + `"}`, reason: v1InvalidParams},
 		{name: "push_get", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs/cfg-b",
 			want: map[string]string{"taskId": "{{done}}", "id": "cfg-b", "url": hook + "/b"}},
-		{name: "push_get_unknown", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs/no-such-config", reason: notFound},
+		{name: "push_get_unknown", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs/no-such-config", reason: v1NotFound},
 		{name: "push_list", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs",
 			want: map[string]string{"configs.0.id": "cfg-a", "configs.1.id": "cfg-b", "configs.2": "<none>"}},
 		{name: "push_list_page", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs?pageSize=1",
 			want: map[string]string{"configs.0.id": "cfg-a", "configs.1": "<none>", "nextPageToken": "cfg-a"}},
 		{name: "push_list_empty", method: "GET", path: "/tasks/{{asking}}/pushNotificationConfigs", want: map[string]string{"configs": "[]"}},
-		{name: "push_list_unknown_task", method: "GET", path: "/tasks/no-such-task/pushNotificationConfigs", reason: notFound},
+		{name: "push_list_unknown_task", method: "GET", path: "/tasks/no-such-task/pushNotificationConfigs", reason: v1NotFound},
 		{name: "push_delete", method: "DELETE", path: "/tasks/{{done}}/pushNotificationConfigs/cfg-a", want: map[string]string{"": "{}"}},
 		{name: "push_delete_again", method: "DELETE", path: "/tasks/{{done}}/pushNotificationConfigs/cfg-a", want: map[string]string{"": "{}"}},
-		{name: "push_get_deleted", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs/cfg-a", reason: notFound},
+		{name: "push_get_deleted", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs/cfg-a", reason: v1NotFound},
 		{name: "push_list_after_delete", method: "GET", path: "/tasks/{{done}}/pushNotificationConfigs",
 			want: map[string]string{"configs.0.id": "cfg-b", "configs.1": "<none>"}},
 		// GET /extendedAgentCard: the card declares no extended card.
 		{name: "extended_agent_card", method: "GET", path: "/extendedAgentCard", reason: "UNSUPPORTED_OPERATION"},
 		// /{tenant}
-		{name: "tenant_message_send", method: "POST", path: "/acme/message:send", body: `{"message":` + msg("golden-acme", "echo acme golden") + `}`,
-			want: map[string]string{"task.status.state": completed, "task.artifacts.0.parts.0.text": "echo acme golden"}},
-		{name: "tenant_tasks_get", method: "GET", path: "/acme/tasks/{{acme}}", want: map[string]string{"id": "{{acme}}", "status.state": completed}},
+		{name: "tenant_message_send", method: "POST", path: "/acme/message:send", body: `{"message":` + v1Msg("golden-acme", "echo acme golden") + `}`,
+			want: map[string]string{"task.status.state": v1Completed, "task.artifacts.0.parts.0.text": "echo acme golden"}},
+		{name: "tenant_tasks_get", method: "GET", path: "/acme/tasks/{{acme}}", want: map[string]string{"id": "{{acme}}", "status.state": v1Completed}},
 		{name: "tenant_tasks_list", method: "GET", path: "/acme/tasks?contextId={{acmeCtx}}", want: map[string]string{"tasks.0.id": "{{acme}}", "totalSize": "1"}},
-		{name: "tenant_task_of_default_tenant", method: "GET", path: "/acme/tasks/{{done}}", reason: notFound},
-		{name: "tenant_default_task_of_tenant", method: "GET", path: "/tasks/{{acme}}", reason: notFound},
+		{name: "tenant_task_of_default_tenant", method: "GET", path: "/acme/tasks/{{done}}", reason: v1NotFound},
+		{name: "tenant_default_task_of_tenant", method: "GET", path: "/tasks/{{acme}}", reason: v1NotFound},
 		// Routes.
-		{name: "route_unknown", method: "GET", path: "/nope", reason: noMethod},
-		{name: "route_get_message_send", method: "GET", path: "/message:send", reason: noMethod, allow: "POST"},
-		{name: "route_delete_task", method: "DELETE", path: "/tasks/{{done}}", reason: noMethod, allow: "GET"},
-		{name: "route_get_cancel", method: "GET", path: "/tasks/{{done}}:cancel", reason: noMethod, allow: "POST"},
-		{name: "route_put_push_config", method: "PUT", path: "/tasks/{{done}}/pushNotificationConfigs/cfg-b", body: `{}`, reason: noMethod, allow: "GET, DELETE"},
-		{name: "route_delete_push_configs", method: "DELETE", path: "/acme/tasks/{{done}}/pushNotificationConfigs", reason: noMethod, allow: "GET, POST"},
-		{name: "route_put_subscribe", method: "PUT", path: "/tasks/{{done}}:subscribe", reason: noMethod, allow: "GET, POST"},
+		{name: "route_unknown", method: "GET", path: "/nope", reason: v1NoMethod},
+		{name: "route_get_message_send", method: "GET", path: "/message:send", reason: v1NoMethod, allow: "POST"},
+		{name: "route_delete_task", method: "DELETE", path: "/tasks/{{done}}", reason: v1NoMethod, allow: "GET"},
+		{name: "route_get_cancel", method: "GET", path: "/tasks/{{done}}:cancel", reason: v1NoMethod, allow: "POST"},
+		{name: "route_put_push_config", method: "PUT", path: "/tasks/{{done}}/pushNotificationConfigs/cfg-b", body: `{}`, reason: v1NoMethod, allow: "GET, DELETE"},
+		{name: "route_delete_push_configs", method: "DELETE", path: "/acme/tasks/{{done}}/pushNotificationConfigs", reason: v1NoMethod, allow: "GET, POST"},
+		{name: "route_put_subscribe", method: "PUT", path: "/tasks/{{done}}:subscribe", reason: v1NoMethod, allow: "GET, POST"},
 	}
 
 	seen := map[string]bool{}
